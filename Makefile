@@ -1,0 +1,41 @@
+# LiteRecorder: the two commands of a fresh machine.
+#
+#   make sim     boot the simulated recorder SoC to the BIOS prompt (interactive)
+#   make test    run the whole test suite (unit + system)
+#
+# Both install the toolchain first (Debian packages + .venv with pinned PyPI versions), once.
+
+VENV    := $(CURDIR)/.venv
+PYTHON  := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+SIMARGS ?=
+PYTEST_ARGS ?=
+
+.PHONY: all install sim test test-unit test-system bench clean distclean
+
+all: sim
+
+$(STAMP): scripts/install.sh scripts/requirements.txt setup.py
+	scripts/install.sh $(VENV)
+	touch $@
+
+install: $(STAMP)
+
+sim: $(STAMP)
+	$(PYTHON) targets/sim.py $(SIMARGS)
+
+test: $(STAMP)
+	$(PYTHON) -m pytest -n $(JOBS) --dist loadgroup -q -ra $(PYTEST_ARGS)
+
+test-unit: $(STAMP)
+	$(PYTHON) -m pytest -n $(JOBS) -q -ra -m unit $(PYTEST_ARGS)
+
+test-system: $(STAMP)
+	$(PYTHON) -m pytest -n $(JOBS) --dist loadgroup -q -ra -m system $(PYTEST_ARGS)
+
+clean:
+	rm -rf build
+
+distclean: clean
+	rm -rf $(VENV)

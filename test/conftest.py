@@ -1,0 +1,78 @@
+#
+# This file is part of LiteRecorder.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""pytest harness for system tests: builds each simulation configuration once per test session
+(shared between xdist workers with a file lock), starts simulations with pipes, types BIOS commands
+and always kills the simulation at the end of the test."""
+
+import os
+import re
+import sys
+import json
+import fcntl
+import hashlib
+import importlib.util
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Importing the target script makes the checkout importable as `literecorder` (installed or not).
+_spec = importlib.util.spec_from_file_location("_literec_sim_target", os.path.join(ROOT, "targets", "sim.py"))
+_sim_target = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_sim_target)
+
+from literecorder.targets.sim import SimBuild, SimSession, SimError, parse_results
+
+# Builds -------------------------------------------------------------------------------------------
+
+_builds = {}
+
+def build_dir(**params):
+    key = json.dumps(params, sort_keys=True)
+    return os.path.join(ROOT, "build", "test", "sim-" + hashlib.sha1(key.encode()).hexdigest()[:10])
+
+def get_build(**params):
+    """The simulation build for these parameters, built at most once per test session."""
+    key = json.dumps(params, sort_keys=True)
+    if key not in _builds:
+        out = build_dir(**params)
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        with open(out + ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                _builds[key] = SimBuild(output_dir=out, **params).build()
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+    return _builds[key]
+
+# Sessions -----------------------------------------------------------------------------------------
+
+def _run_name(request):
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)[:80]
+    return f"{worker}-{name}"
+
+@pytest.fixture
+def start_sim(request):
+    """Factory: ``start_sim(devices=None, **build_params)`` -> a booted ``SimSession``."""
+    sessions = []
+    def start(devices=None, name=None, boot_timeout=180, **params):
+        build = get_build(**params)
+        s = SimSession(build, name=name or _run_name(request) + f"-{len(sessions)}",
+            devices=devices, boot_timeout=boot_timeout)
+        sessions.append(s)
+        return s
+    yield start
+    for s in sessions:
+        s.close()
+
+@pytest.fixture(scope="module")
+def module_sim(request):
+    """One booted simulation (default configuration) shared by the tests of a module."""
+    build = get_build()
+    s = SimSession(build, name=_run_name(request) + "-module")
+    yield s
+    s.close()

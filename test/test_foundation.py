@@ -1,0 +1,101 @@
+#
+# This file is part of LiteRecorder.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Foundation: the simulated SoC boots the BIOS, the project's commands are linked in, the command
+line of targets/sim.py behaves (exit codes, timeouts, argument errors)."""
+
+import os
+import re
+import sys
+import subprocess
+
+import pytest
+
+from conftest import ROOT, get_build, build_dir, parse_results
+
+SIM_PY = os.path.join(ROOT, "targets", "sim.py")
+
+def run_sim_py(*args, timeout=600):
+    return subprocess.run([sys.executable, SIM_PY, *args], capture_output=True, text=True,
+        timeout=timeout)
+
+# BIOS ---------------------------------------------------------------------------------------------
+
+@pytest.mark.system
+@pytest.mark.xdist_group("foundation")
+def test_rec_info_reports_the_build(module_sim):
+    build = get_build()
+    out   = module_sim.cmd("rec_info")
+    r     = parse_results(out)
+    assert len(r) == 1
+    r = r[0]
+    assert int(r["sys_clk_hz"]) == build.sys_clk_freq == 200_000_000
+    # The DRAM size printed is the generated one (mem.h), not a constant of the C code.
+    mem_h = open(os.path.join(build.output_dir, "software", "include", "generated", "mem.h")).read()
+    main_ram_size = int(re.search(r"#define MAIN_RAM_SIZE 0x([0-9a-fA-F]+)", mem_h).group(1), 16)
+    assert int(r["dram_bytes"]) == main_ram_size
+    assert int(r["ssd_ports"]) == build.n_ssds == 1
+    assert int(r["chunk_bytes"]) == 128*1024
+    assert int(r["pcie_data_width"]) == 256
+
+@pytest.mark.system
+@pytest.mark.xdist_group("foundation")
+def test_help_lists_project_commands(module_sim):
+    out = module_sim.cmd("help")
+    assert re.search(r"^rec_info\s+- ", out, re.M)
+
+@pytest.mark.system
+@pytest.mark.xdist_group("foundation")
+def test_unknown_command_gives_bios_error(module_sim):
+    out = module_sim.cmd("no_such_command 1 2", timeout=30)
+    assert "Command not found" in out
+    # The console is still alive afterwards.
+    assert "RESULT name=rec_info" in module_sim.cmd("rec_info")
+
+@pytest.mark.system
+@pytest.mark.xdist_group("foundation")
+def test_bios_timer_counts_modeled_clock(module_sim):
+    # `uptime` counts sys_clk cycles: two reads differ by at least the cycles of one command.
+    a = int(re.search(r"Uptime: (\d+) sys_clk", module_sim.cmd("uptime")).group(1))
+    b = int(re.search(r"Uptime: (\d+) sys_clk", module_sim.cmd("uptime")).group(1))
+    assert b > a > 1_000_000
+
+# Command line -------------------------------------------------------------------------------------
+
+def _cli_output_dir():
+    get_build()  # Built (or found up to date) under the session lock.
+    return build_dir()
+
+@pytest.mark.system
+@pytest.mark.xdist_group("foundation")
+def test_cli_run_help_exits_zero():
+    r = run_sim_py("--output-dir", _cli_output_dir(), "--run", "help; rec_info")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.search(r"^rec_info\s+- ", r.stdout, re.M)
+    assert "RESULT name=rec_info" in r.stdout
+
+@pytest.mark.system
+@pytest.mark.xdist_group("foundation")
+def test_cli_run_hanging_command_times_out():
+    # A memory test over 256 MiB takes far longer than 5 s of wall clock in simulation.
+    r = run_sim_py("--output-dir", _cli_output_dir(), "--timeout", "5",
+        "--run", "mem_test 0x40000000 0x10000000")
+    assert r.returncode == 1
+    assert "timeout" in r.stderr and "mem_test 0x40000000 0x10000000" in r.stderr
+
+@pytest.mark.unit
+@pytest.mark.parametrize("args, message", [
+    (["--ssds", "9"],            "between 1 and 8"),
+    (["--ssds", "x"],            "invalid int value"),
+    (["--timeout", "0"],         "must be positive"),
+    (["--run", " ; "],           "no command given"),
+    (["--sys-clk-freq", "150e6"], "even clock period"),
+    (["--no-such-option"],       "unrecognized arguments"),
+])
+def test_cli_bad_arguments(args, message):
+    r = run_sim_py(*args, timeout=60)
+    assert r.returncode == 2
+    assert message in r.stderr
+    assert "usage:" in r.stderr
