@@ -11,6 +11,7 @@ packages = [
     "literecorder",
     "literecorder.cores",
     "literecorder.cores.pcie",
+    "literecorder.cores.pcie.phy",
     "literecorder.cores.nvme",
     "literecorder.soc",
     "literecorder.targets",

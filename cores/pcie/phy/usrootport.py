@@ -1,0 +1,387 @@
+#
+# This file is part of LiteRecorder.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Root-port PHYs for the Xilinx UltraScale (pcie3_ultrascale, PG156) and UltraScale+
+(pcie4_uscale_plus, PG213) PCIe integrated blocks.
+
+::
+
+             sys                    |                    pcie (user_clk)
+    sink ---> PHYTXDatapath (CDC) --+--> Dispatcher -+-> TLPToRQ -> PipeValid -> s_axis_rq
+                                    |   (requests /  +-> TLPToCC -> PipeValid -> s_axis_cc
+                                    |    completions)
+    source <- PHYRXDatapath (CDC) <-+-- Arbiter <----+-- RCToTLP <------------- m_axis_rc
+                                    |                +-- CQToTLP <------------- m_axis_cq
+    mgmt_sink/source <---- CDC ---->+-- RootPortConfiguration <---------------> cfg_mgmt_*
+    perst --> PERST# pad, IP reset         link status <------------------------ cfg_*
+
+Both families share the descriptor formats (``xilinx_us_descriptors``); they differ in tuser
+widths, the configuration-management address port, the link-status encodings and the IP name.
+TLPs on ``sink``/``source`` are in LitePCIe "little" endianness.
+"""
+
+import os
+
+from migen import *
+from migen.genlib.cdc import MultiReg, PulseSynchronizer
+
+from litex.gen import *
+
+from litex.soc.interconnect import stream
+from litex.soc.interconnect.packet import Arbiter, Dispatcher
+
+from litepcie.common import phy_layout
+from litepcie.phy.common import PHYTXDatapath, PHYRXDatapath
+
+from literecorder.cores.pcie.phy.common import *
+from literecorder.cores.pcie.phy.xilinx_us_descriptors import *
+
+# Family parameters --------------------------------------------------------------------------------
+
+_FAMILIES = {
+    "us" : dict(
+        ip          = "pcie3_ultrascale",
+        ip_name     = "pcie_us_rp",
+        refclk_buf  = "IBUFDS_GTE3",
+        speeds      = ["gen1", "gen2", "gen3"],
+        plltype     = "QPLL1",
+        device_id   = 0x8130,
+    ),
+    "usp" : dict(
+        ip          = "pcie4_uscale_plus",
+        ip_name     = "pcie_usp_rp",
+        refclk_buf  = "IBUFDS_GTE4",
+        speeds      = ["gen1", "gen2", "gen3"],
+        plltype     = "QPLL0",
+        device_id   = 0x9130,
+    ),
+}
+
+_LANE_RATE = {"gen1": 2e9, "gen2": 4e9, "gen3": 7.877e9} # Payload bits/s per lane.
+_LINK_SPEED = {"gen1": "2.5_GT/s", "gen2": "5.0_GT/s", "gen3": "8.0_GT/s"}
+_AXI_FREQ = 250e6
+
+# _USRootPortPHY -----------------------------------------------------------------------------------
+
+class _USRootPortPHY(RootPortPHY):
+    """Root port on an UltraScale(+) PCIe integrated block (see the module docstring).
+
+    Parameters
+    ----------
+    platform : Platform
+        Receives the IP TCL (``pre_synthesis_commands``) and the refclk constraint.
+    pads : Record
+        ``clk_p/clk_n`` (100 MHz refclk), ``tx_p/tx_n/rx_p/rx_n`` (1, 2, 4 or 8 lanes), optional
+        ``rst_n`` (PERST# to the SSD, driven as an output).
+    data_width : int
+        AXI4-Stream width, 128 or 256 (user clock 250 MHz); also the width of ``sink``/``source``.
+    speed : str
+        Maximum link speed, ``"gen1"``, ``"gen2"`` or ``"gen3"``.
+    mem_window : (int, int)
+        Base and size of the non-prefetchable window holding the SSD's BAR0.
+    max_payload_size, max_read_request_size : int
+        DevCtl MPS (capped by the root port's DevCap) and MRRS of the root port.
+    root_mps_cap : int
+        Max Payload Size the root port supports (``pf0_dev_cap_max_payload``), 128 to 1024.
+    """
+    endianness = "little"
+    family     = None
+
+    def __init__(self, platform, pads, data_width=256, speed="gen3",
+        mem_window=(0xe0000000, 0x100000), max_payload_size=256, max_read_request_size=512,
+        root_mps_cap=512, ip_name=None):
+        family = self.family
+        f      = _FAMILIES[family]
+        nlanes = len(pads.tx_p)
+        check_choice("nlanes (len(pads.tx_p))", nlanes, [1, 2, 4, 8])
+        check_choice("data_width", data_width, [128, 256])
+        check_choice("speed", speed, f["speeds"])
+        if nlanes*_LANE_RATE[speed] > data_width*_AXI_FREQ:
+            raise ValueError(f"{speed} x{nlanes} needs more than {data_width} bits at 250 MHz: "
+                f"use data_width=256 or fewer lanes.")
+        check_choice("root_mps_cap", root_mps_cap, [128, 256, 512, 1024])
+        check_payload_sizes(max_payload_size, max_read_request_size, root_mps_cap)
+        check_memory_window(mem_window)
+        self.platform         = platform
+        self.data_width       = data_width
+        self.nlanes           = nlanes
+        self.speed            = speed
+        self.root_mps_cap     = root_mps_cap
+        self.ip               = f["ip"]
+        self.ip_name          = ip_name or f["ip_name"]
+        self.config           = {}
+        self.external_hard_ip = False
+        self._add_interface(data_width)
+
+        # # #
+
+        # Reset / PERST# ---------------------------------------------------------------------------
+        self._add_reset(pads)
+
+        # Clocking ---------------------------------------------------------------------------------
+        refclk    = Signal()
+        refclk_gt = Signal()
+        self.specials += Instance(f["refclk_buf"],
+            p_REFCLK_HROW_CK_SEL = 0,
+            i_CEB   = 0,
+            i_I     = pads.clk_p,
+            i_IB    = pads.clk_n,
+            o_O     = refclk_gt,
+            o_ODIV2 = refclk,
+        )
+        platform.add_period_constraint(pads.clk_p, 1e9/100e6)
+        self.cd_pcie = ClockDomain()
+
+        # TX (Root Complex -> SSD): requests to RQ, completions to CC ------------------------------
+        self.tx_datapath = PHYTXDatapath(
+            core_data_width = data_width,
+            pcie_data_width = data_width,
+            clock_domain    = "sys")
+        self.comb += self.sink.connect(self.tx_datapath.sink)
+        tx = self.tx_datapath.source
+
+        self.rq = rq = ClockDomainsRenamer("pcie")(TLPToRQ(data_width, family))
+        self.cc = cc = ClockDomainsRenamer("pcie")(TLPToCC(data_width, family))
+        self.tx_dispatcher = ClockDomainsRenamer("pcie")(Dispatcher(tx, [rq.sink, cc.sink]))
+        self.comb += self.tx_dispatcher.sel.eq(tx.dat[25:29] == 0b0101) # Type 0101x: completion.
+        self.rq_buffer = rq_buffer = ClockDomainsRenamer("pcie")(stream.PipeValid(rq.source.description))
+        self.cc_buffer = cc_buffer = ClockDomainsRenamer("pcie")(stream.PipeValid(cc.source.description))
+        self.comb += [
+            rq.source.connect(rq_buffer.sink),
+            cc.source.connect(cc_buffer.sink),
+        ]
+        s_axis_rq = rq_buffer.source
+        s_axis_cc = cc_buffer.source
+
+        # RX (SSD -> Root Complex): completions from RC, requests from CQ --------------------------
+        self.rc = rc = ClockDomainsRenamer("pcie")(RCToTLP(data_width, family))
+        self.cq = cq = ClockDomainsRenamer("pcie")(CQToTLP(data_width, family))
+        self.rx_datapath = PHYRXDatapath(
+            core_data_width = data_width,
+            pcie_data_width = data_width,
+            clock_domain    = "sys")
+        self.rx_arbiter = ClockDomainsRenamer("pcie")(Arbiter([rc.source, cq.source],
+            self.rx_datapath.sink))
+        self.comb += self.rx_datapath.source.connect(self.source)
+        m_axis_rc = rc.sink
+        m_axis_cq = cq.sink
+
+        # Dropped TLPs (pcie domain pulses -> sys domain pulse) ------------------------------------
+        dropped_pcie = Signal()
+        self.comb += dropped_pcie.eq(rq.dropped | rc.dropped | cq.dropped)
+        self.dropped_ps = ps = PulseSynchronizer("pcie", "sys")
+        self.comb += [
+            ps.i.eq(dropped_pcie),
+            self.dropped.eq(ps.o),
+        ]
+
+        # Root Port Configuration ------------------------------------------------------------------
+        dl_up_pcie = Signal()
+        mgmt = self._add_configuration(mem_window, max_payload_size, max_read_request_size,
+            dl_up_pcie)
+
+        # Link Status ------------------------------------------------------------------------------
+        speed_width = {"us": 3, "usp": 2}[family]
+        width_width = {"us": 4, "usp": 3}[family]
+        current_speed      = Signal(speed_width)
+        negotiated_width   = Signal(width_width)
+        ltssm              = Signal(6)
+        current_speed_sys  = Signal(speed_width)
+        negotiated_width_sys = Signal(width_width)
+        self.specials += [
+            MultiReg(current_speed,    current_speed_sys,    "sys"),
+            MultiReg(negotiated_width, negotiated_width_sys, "sys"),
+            MultiReg(ltssm,            self.ltssm,           "sys"),
+        ]
+        if family == "us":
+            # cfg_current_speed one-hot (001: 2.5, 010: 5.0, 100: 8.0 GT/s), cfg_negotiated_width
+            # one-hot (0001: x1 ... 1000: x8), i.e. the lane count itself.
+            self.comb += If(self.dl_up,
+                Case(current_speed_sys, {1: self.link_gen.eq(1), 2: self.link_gen.eq(2),
+                    4: self.link_gen.eq(3)}),
+                self.link_width.eq(negotiated_width_sys),
+            )
+        else:
+            # cfg_current_speed 00: 2.5 ... 11: 16 GT/s, cfg_negotiated_width 000: x1 ... 011: x8.
+            self.comb += If(self.dl_up,
+                self.link_gen.eq(current_speed_sys + 1),
+                Case(negotiated_width_sys, {n: self.link_width.eq(1 << n) for n in range(4)}),
+            )
+
+        # Hard IP ----------------------------------------------------------------------------------
+        rq_tready = Signal(4)
+        cc_tready = Signal(4)
+        self.comb += [
+            s_axis_rq.ready.eq(rq_tready[0]),
+            s_axis_cc.ready.eq(cc_tready[0]),
+        ]
+        m_axis_rc_tuser = Signal(RC_TUSER_WIDTH[family])
+        m_axis_cq_tuser = Signal(CQ_TUSER_WIDTH[family])
+        self.comb += [
+            m_axis_rc.user.eq(m_axis_rc_tuser),
+            m_axis_cq.user.eq(m_axis_cq_tuser),
+        ]
+        self.ip_params = dict(
+            # Clock / Reset / Lanes.
+            i_sys_clk                        = refclk,
+            i_sys_clk_gt                     = refclk_gt,
+            i_sys_reset                      = self.ip_rst_n, # Active low (default polarity).
+            o_pci_exp_txp                    = pads.tx_p,
+            o_pci_exp_txn                    = pads.tx_n,
+            i_pci_exp_rxp                    = pads.rx_p,
+            i_pci_exp_rxn                    = pads.rx_n,
+
+            # Common.
+            o_user_clk                       = ClockSignal("pcie"),
+            o_user_reset                     = ResetSignal("pcie"),
+            o_user_lnk_up                    = dl_up_pcie,
+            o_phy_rdy_out                    = Open(),
+
+            # Requester Request.
+            i_s_axis_rq_tvalid               = s_axis_rq.valid,
+            i_s_axis_rq_tlast                = s_axis_rq.last,
+            o_s_axis_rq_tready               = rq_tready,
+            i_s_axis_rq_tdata                = s_axis_rq.dat,
+            i_s_axis_rq_tkeep                = s_axis_rq.keep,
+            i_s_axis_rq_tuser                = s_axis_rq.user,
+
+            # Requester Completion.
+            o_m_axis_rc_tvalid               = m_axis_rc.valid,
+            o_m_axis_rc_tlast                = m_axis_rc.last,
+            i_m_axis_rc_tready               = m_axis_rc.ready,
+            o_m_axis_rc_tdata                = m_axis_rc.dat,
+            o_m_axis_rc_tkeep                = m_axis_rc.keep,
+            o_m_axis_rc_tuser                = m_axis_rc_tuser,
+
+            # Completer Request.
+            o_m_axis_cq_tvalid               = m_axis_cq.valid,
+            o_m_axis_cq_tlast                = m_axis_cq.last,
+            i_m_axis_cq_tready               = m_axis_cq.ready,
+            o_m_axis_cq_tdata                = m_axis_cq.dat,
+            o_m_axis_cq_tkeep                = m_axis_cq.keep,
+            o_m_axis_cq_tuser                = m_axis_cq_tuser,
+            i_pcie_cq_np_req                 = Constant(1, {"us": 1, "usp": 2}[family]),
+
+            # Completer Completion.
+            i_s_axis_cc_tvalid               = s_axis_cc.valid,
+            i_s_axis_cc_tlast                = s_axis_cc.last,
+            o_s_axis_cc_tready               = cc_tready,
+            i_s_axis_cc_tdata                = s_axis_cc.dat,
+            i_s_axis_cc_tkeep                = s_axis_cc.keep,
+            i_s_axis_cc_tuser                = s_axis_cc.user,
+
+            # Status.
+            o_cfg_current_speed              = current_speed,
+            o_cfg_negotiated_width           = negotiated_width,
+            o_cfg_ltssm_state                = ltssm,
+
+            # Configuration management (the root port's own configuration space).
+            i_cfg_mgmt_write                 = mgmt.write,
+            i_cfg_mgmt_write_data            = mgmt.wdata,
+            i_cfg_mgmt_byte_enable           = mgmt.be,
+            i_cfg_mgmt_read                  = mgmt.read,
+            o_cfg_mgmt_read_data             = mgmt.read_data,
+            o_cfg_mgmt_read_write_done       = mgmt.done,
+
+            # Configuration control.
+            i_cfg_link_training_enable       = 1,
+            i_cfg_config_space_enable        = 1,
+            i_cfg_hot_reset_in               = 0,
+            i_cfg_err_cor_in                 = 0,
+            i_cfg_err_uncor_in               = 0,
+            i_cfg_req_pm_transition_l23_ready = 0,
+            i_cfg_power_state_change_ack     = 0,
+            i_cfg_dsn                        = Constant(0, 64),
+            i_cfg_ds_port_number             = Constant(0, 8),
+            i_cfg_ds_bus_number              = Constant(0, 8),
+            i_cfg_ds_device_number           = Constant(0, 5),
+            i_cfg_fc_sel                     = Constant(0, 3),
+            i_cfg_msg_transmit               = 0,
+            i_cfg_msg_transmit_type          = Constant(0, 3),
+            i_cfg_msg_transmit_data          = Constant(0, 32),
+            i_cfg_interrupt_int              = Constant(0, 4),
+        )
+        if family == "us":
+            self.ip_params.update(
+                i_cfg_mgmt_addr                  = Cat(mgmt.adr, Constant(0, 9)), # Function 0.
+                i_cfg_mgmt_type1_cfg_reg_access  = 0,
+                i_cfg_ds_function_number         = Constant(0, 3),
+                i_cfg_interrupt_pending          = Constant(0, 2),
+            )
+        else:
+            self.ip_params.update(
+                i_cfg_mgmt_addr                  = mgmt.adr,
+                i_cfg_mgmt_function_number       = Constant(0, 8),
+                i_cfg_mgmt_debug_access          = 0,
+                i_cfg_interrupt_pending          = Constant(0, 4),
+                i_cfg_pm_aspm_l1_entry_reject    = 0,
+                i_cfg_pm_aspm_tx_l0s_entry_disable = 0,
+            )
+
+    # Hard IP sources ------------------------------------------------------------------------------
+    def update_config(self, config):
+        self.config.update(config)
+
+    def get_ip_config(self):
+        f = _FAMILIES[self.family]
+        config = {
+            "Component_Name"                : self.ip_name,
+            "mode_selection"                : "Advanced",
+            "device_port_type"              : "Root_Port_of_PCI_Express_Root_Complex",
+            "PL_LINK_CAP_MAX_LINK_WIDTH"    : f"X{self.nlanes}",
+            "PL_LINK_CAP_MAX_LINK_SPEED"    : _LINK_SPEED[self.speed],
+            "axisten_if_width"              : f"{self.data_width}_bit",
+            "axisten_freq"                  : int(_AXI_FREQ/1e6),
+            "AXISTEN_IF_RC_STRADDLE"        : "false",
+            "axisten_if_enable_client_tag"  : "true",
+            "extended_tag_field"            : "true",
+            "PF0_DEVICE_ID"                 : f"{f['device_id'] + self.nlanes:04X}",
+            "PF0_Use_Class_Code_Lookup_Assistant" : "false",
+            "pf0_base_class_menu"           : "Bridge_device",
+            "pf0_sub_class_interface_menu"  : "PCI_to_PCI_bridge",
+            "pf0_class_code_base"           : "06",
+            "pf0_class_code_sub"            : "04",
+            "pf0_class_code_interface"      : "00",
+            "PF0_CLASS_CODE"                : "060400",
+            "pf0_bar0_enabled"              : "false", # The root port claims no BAR.
+            "type1_membase_memlimit_enable" : "Enabled",
+            "pf0_dev_cap_max_payload"       : f"{self.root_mps_cap}_bytes",
+            "PF0_INTERRUPT_PIN"             : "NONE",
+            "aspm_support"                  : "No_ASPM",
+            "coreclk_freq"                  : 500 if self.speed == "gen3" else 250,
+            "plltype"                       : f["plltype"],
+        }
+        config.update(self.config)
+        return config
+
+    def add_sources(self, platform):
+        unverified = ["pf0_bar0_enabled", "type1_membase_memlimit_enable"]
+        if self.family == "us":
+            unverified += ["device_port_type"]
+        tcl = ip_tcl(self.ip, self.ip_name, self.get_ip_config(), unverified=unverified)
+        platform.toolchain.pre_synthesis_commands += tcl
+        self.ip_tcl = tcl
+
+    def use_external_hard_ip(self, hard_ip_path, hard_ip_filename):
+        self.external_hard_ip = True
+        self.platform.add_ip(os.path.join(hard_ip_path, hard_ip_filename))
+
+    # Finalize -------------------------------------------------------------------------------------
+    def do_finalize(self):
+        if not self.external_hard_ip:
+            self.add_sources(self.platform)
+        self.specials += Instance(self.ip_name, **self.ip_params)
+
+# USRootPortPHY ------------------------------------------------------------------------------------
+
+class USRootPortPHY(_USRootPortPHY):
+    """Root port on the UltraScale PCIe Gen3 integrated block (pcie3_ultrascale)."""
+    family = "us"
+
+# USPRootPortPHY -----------------------------------------------------------------------------------
+
+class USPRootPortPHY(_USRootPortPHY):
+    """Root port on the UltraScale+ PCIe integrated block (pcie4_uscale_plus)."""
+    family = "usp"

@@ -1,0 +1,541 @@
+#
+# This file is part of LiteRecorder.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""TLP <-> descriptor converters for the UltraScale (PG156) and UltraScale+ (PG213) PCIe blocks.
+
+The integrated blocks do not carry TLPs on their user interface: each packet starts with a
+descriptor (RQ, CQ: 4 dwords; RC, CC: 3 dwords) followed by the payload (dword-aligned mode,
+straddling off). The root complex on top of the PHY speaks TLPs (LitePCIe layout, "little"
+endianness: header dwords as PCIe values, payload after the header). These converters translate:
+
+::
+
+    TLP requests    (MRd/MWr 32/64, CfgRd/CfgWr 0/1, IO) --> TLPToRQ --> s_axis_rq
+    TLP completions (Cpl/CplD/CplLk/CplDLk)              --> TLPToCC --> s_axis_cc
+    m_axis_rc --> RCToTLP --> TLP completions (status, byte count, lower address, completer ID)
+    m_axis_cq --> CQToTLP --> TLP requests    (MRd/MWr, 3-DW header below 4 GiB, else 4-DW)
+
+Payload placement is the subtle part: a 3-DW TLP (32-bit memory request, configuration request)
+carries its first payload dword in dword 3, a 4-DW descriptor in dword 4. TLPToRQ therefore
+shifts 3-DW requests right by one dword (``_DwordInserter``) and CQToTLP shifts 32-bit requests
+left by one dword (``_DwordRemover``); RC and CC descriptors are 3 dwords like completion headers,
+so completions are rewritten in place. Only the first beat's header dwords are rewritten, which
+needs the descriptor/header in the first beat: data widths 128 and 256 are supported.
+
+All field positions follow the descriptor figures/tables of PG156/PG213 (requester request,
+requester completion, completer request, completer completion descriptors, and the s_axis_rq,
+m_axis_rc, m_axis_cq, s_axis_cc tuser tables).
+"""
+
+from migen import *
+
+from litex.gen import *
+
+from litex.soc.interconnect import stream
+from litex.soc.interconnect.packet import Status
+
+from litepcie.common import phy_layout
+
+# Constants ----------------------------------------------------------------------------------------
+
+FAMILIES = ["us", "usp"]
+
+# tuser widths for 64/128/256-bit interfaces (PG156 / PG213 port descriptions).
+RQ_TUSER_WIDTH = {"us": 60, "usp": 62}
+RC_TUSER_WIDTH = {"us": 75, "usp": 75}
+CQ_TUSER_WIDTH = {"us": 85, "usp": 88}
+CC_TUSER_WIDTH = {"us": 33, "usp": 33}
+
+# Request Type field of RQ/CQ descriptors (PG156/PG213 "Transaction Types").
+REQ_TYPE_MEM_RD    = 0b0000
+REQ_TYPE_MEM_WR    = 0b0001
+REQ_TYPE_IO_RD     = 0b0010
+REQ_TYPE_IO_WR     = 0b0011
+REQ_TYPE_MEM_RD_LK = 0b0111
+REQ_TYPE_CFG_RD0   = 0b1000
+REQ_TYPE_CFG_RD1   = 0b1001
+REQ_TYPE_CFG_WR0   = 0b1010
+REQ_TYPE_CFG_WR1   = 0b1011
+
+# Error Code field of RC descriptors.
+RC_ERROR_NORMAL      = 0b0000 # Normal termination (last or intermediate split completion).
+RC_ERROR_POISONED    = 0b0001 # Poisoned completion: delivered, EP set.
+RC_ERROR_BAD_STATUS  = 0b0010 # UR/CA/CRS status: delivered with its status.
+RC_ERROR_FLR         = 0b1000 # Request terminated by a Function-Level Reset.
+RC_ERROR_TIMEOUT     = 0b1001 # Request terminated by a completion timeout.
+
+# TLP completion status.
+CPL_STATUS_UR = 0b001
+
+# Layouts ------------------------------------------------------------------------------------------
+
+def axis_layout(data_width, user_width):
+    """One beat of a UltraScale(+) AXI4-Stream interface (tkeep: one bit per dword)."""
+    return stream.EndpointDescription([
+        ("dat",  data_width),
+        ("keep", data_width//32),
+        ("user", user_width),
+    ])
+
+# Helpers ------------------------------------------------------------------------------------------
+
+def check_data_width(data_width):
+    if data_width not in [128, 256]:
+        raise ValueError(f"UltraScale(+) descriptor converters support data_width 128 or 256, "
+            f"not {data_width!r} (the descriptor must fit in the first beat).")
+
+def check_family(family):
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {FAMILIES}, not {family!r}.")
+
+def dword(sig, n):
+    return sig[32*n:32*(n + 1)]
+
+def keep_to_be(keep):
+    return Cat(*[Replicate(keep[i], 4) for i in range(len(keep))])
+
+def be_to_keep(be):
+    return Cat(*[be[4*i] for i in range(len(be)//4)])
+
+class _TLPHeader:
+    """Field views of TLP header dwords (PCIe values)."""
+    def __init__(self, h):
+        self.h        = h
+        self.length   = h[0][0:10]
+        self.at       = h[0][10:12]
+        self.ep       = h[0][14]
+        self.attr     = Cat(h[0][12], h[0][13], h[0][18]) # No Snoop, Relaxed Ordering, ID-Based.
+        self.tc       = h[0][20:23]
+        self.type     = h[0][24:29]
+        self.is_4dw   = h[0][29]
+        self.has_data = h[0][30]
+        self.prefix   = h[0][31]
+        self.first_be = h[1][0:4]
+        self.last_be  = h[1][4:8]
+        self.tag      = h[1][8:16]
+        self.req_id   = h[1][16:32]
+
+def tlp_dword0(length, at, attr, ep, tc, type, is_4dw, has_data):
+    return Cat(length, at, attr[0], attr[1], ep, C(0, 3), attr[2], C(0, 1), tc, C(0, 1), type,
+        is_4dw, has_data, C(0, 1))
+
+def _rq_request_type(t, req_type, valid):
+    """RQ Request Type of a TLP header; ``valid`` is 0 for TLPs the RQ interface does not take here."""
+    return Case(t.type, {
+        0b00000 : [valid.eq(1), req_type.eq(Mux(t.has_data, REQ_TYPE_MEM_WR,  REQ_TYPE_MEM_RD))],
+        0b00001 : [valid.eq(~t.has_data), req_type.eq(REQ_TYPE_MEM_RD_LK)],
+        0b00010 : [valid.eq(1), req_type.eq(Mux(t.has_data, REQ_TYPE_IO_WR,   REQ_TYPE_IO_RD))],
+        0b00100 : [valid.eq(1), req_type.eq(Mux(t.has_data, REQ_TYPE_CFG_WR0, REQ_TYPE_CFG_RD0))],
+        0b00101 : [valid.eq(1), req_type.eq(Mux(t.has_data, REQ_TYPE_CFG_WR1, REQ_TYPE_CFG_RD1))],
+    })
+
+# Dword Inserter -----------------------------------------------------------------------------------
+
+class _DwordInserter(LiteXModule):
+    """Moves a packet one dword towards the end when ``shift`` is set on its first beat.
+
+    The first output beat then starts with a placeholder dword (be set) that the next stage
+    overwrites; an extra beat is emitted when the last input dword no longer fits.
+    """
+    def __init__(self, data_width):
+        self.sink     = sink   = stream.Endpoint(phy_layout(data_width))
+        self.source   = source = stream.Endpoint(phy_layout(data_width))
+        self.shift    = Signal() # In:  evaluated on the first beat of each packet.
+        self.shifting = Signal() # Out: the beat on sink belongs to a shifted packet.
+
+        # # #
+
+        self.status = status = Status(sink)
+        shifting  = Signal()
+        carry_dat = Signal(32)
+        carry_be  = Signal(4)
+        top_used  = Signal()
+        self.comb += [
+            self.shifting.eq(Mux(status.first, self.shift, shifting)),
+            top_used.eq(sink.be[-4:] != 0),
+        ]
+        self.sync += [
+            If(sink.valid & sink.ready,
+                If(status.first, shifting.eq(self.shift)),
+                carry_dat.eq(sink.dat[-32:]),
+                carry_be.eq(sink.be[-4:]),
+            )
+        ]
+
+        self.fsm = fsm = FSM(reset_state="COPY")
+        fsm.act("COPY",
+            If(self.shifting,
+                source.valid.eq(sink.valid),
+                source.first.eq(status.first),
+                source.last.eq(sink.last & ~top_used),
+                source.dat.eq(Cat(carry_dat, sink.dat[:-32])),
+                source.be.eq(Cat(Mux(status.first, 0xf, carry_be), sink.be[:-4])),
+                sink.ready.eq(source.ready),
+                If(sink.valid & sink.ready & sink.last & top_used,
+                    NextState("FLUSH")
+                )
+            ).Else(
+                sink.connect(source, omit={"first"}),
+                source.first.eq(status.first),
+            )
+        )
+        fsm.act("FLUSH",
+            source.valid.eq(1),
+            source.last.eq(1),
+            source.dat.eq(carry_dat),
+            source.be.eq(carry_be),
+            If(source.ready,
+                NextState("COPY")
+            )
+        )
+
+# Dword Remover ------------------------------------------------------------------------------------
+
+class _DwordRemover(LiteXModule):
+    """Drops the first dword of a packet (moving the rest one dword towards the start) when
+    ``remove`` is set on its first beat."""
+    def __init__(self, data_width):
+        self.sink   = sink   = stream.Endpoint(phy_layout(data_width))
+        self.source = source = stream.Endpoint(phy_layout(data_width))
+        self.remove = Signal() # In: evaluated on the first beat of each packet.
+
+        # # #
+
+        self.status = status = Status(sink)
+        hold_dat   = Signal(data_width - 32)
+        hold_be    = Signal(data_width//8 - 4)
+        hold_first = Signal()
+        tail_empty = Signal()
+        self.comb += tail_empty.eq(sink.be[4:] == 0)
+
+        self.fsm = fsm = FSM(reset_state="COPY")
+        fsm.act("COPY",
+            If(status.first & self.remove,
+                sink.ready.eq(1),
+                If(sink.valid,
+                    NextValue(hold_dat,   sink.dat[32:]),
+                    NextValue(hold_be,    sink.be[4:]),
+                    NextValue(hold_first, 1),
+                    If(sink.last,
+                        NextState("FLUSH")
+                    ).Else(
+                        NextState("SHIFT")
+                    )
+                )
+            ).Else(
+                sink.connect(source, omit={"first"}),
+                source.first.eq(status.first),
+            )
+        )
+        fsm.act("SHIFT",
+            source.valid.eq(sink.valid),
+            source.first.eq(hold_first),
+            source.last.eq(sink.last & tail_empty),
+            source.dat.eq(Cat(hold_dat, sink.dat[:32])),
+            source.be.eq(Cat(hold_be, sink.be[:4])),
+            sink.ready.eq(source.ready),
+            If(sink.valid & source.ready,
+                NextValue(hold_dat,   sink.dat[32:]),
+                NextValue(hold_be,    sink.be[4:]),
+                NextValue(hold_first, 0),
+                If(sink.last,
+                    If(tail_empty,
+                        NextState("COPY")
+                    ).Else(
+                        NextState("FLUSH")
+                    )
+                )
+            )
+        )
+        fsm.act("FLUSH",
+            source.valid.eq(1),
+            source.first.eq(hold_first),
+            source.last.eq(1),
+            source.dat.eq(hold_dat),
+            source.be.eq(hold_be),
+            If(source.ready,
+                NextState("COPY")
+            )
+        )
+
+# Packet Dropper -----------------------------------------------------------------------------------
+
+class _PacketFilter(LiteXModule):
+    """Passes or drops whole packets; ``drop`` is evaluated on the first beat. ``dropped`` pulses on
+    the last beat of each dropped packet."""
+    def __init__(self, sink, source, drop):
+        self.dropped = Signal()
+
+        # # #
+
+        self.status = status = Status(sink)
+        dropping = Signal()
+        drop_now = Signal()
+        self.comb += drop_now.eq(Mux(status.first, drop, dropping))
+        self.sync += If(sink.valid & sink.ready & status.first, dropping.eq(drop))
+        self.comb += [
+            If(drop_now,
+                sink.ready.eq(1)
+            ).Else(
+                source.valid.eq(sink.valid),
+                sink.ready.eq(source.ready),
+            ),
+            source.first.eq(status.first),
+            source.last.eq(sink.last),
+            self.dropped.eq(sink.valid & sink.last & drop_now),
+        ]
+
+# TLP -> Requester Request (RQ) --------------------------------------------------------------------
+
+class TLPToRQ(LiteXModule):
+    """Outbound requests: TLP (LitePCIe layout) -> RQ descriptor + payload (s_axis_rq).
+
+    Memory and I/O requests carry the address in the descriptor's Address field; configuration
+    requests carry the register number (extended + register, 10 bits) in Address[11:2], the target
+    Bus/Device/Function in Completer ID. The Requester ID of the TLP is used (Requester ID Enable,
+    allowed in root-port mode). First/Last DW BE go to tuser[3:0]/[7:4]. Unsupported TLPs
+    (messages, atomics, TLP prefixes) are dropped and counted through ``dropped``.
+
+    Parameters
+    ----------
+    data_width : int
+        AXI4-Stream width of the integrated block, 128 or 256.
+    family : str
+        ``"us"`` (pcie3_ultrascale, 60-bit tuser) or ``"usp"`` (pcie4_uscale_plus, 62-bit tuser).
+    """
+    def __init__(self, data_width, family="usp"):
+        check_data_width(data_width)
+        check_family(family)
+        self.sink    = sink   = stream.Endpoint(phy_layout(data_width))
+        self.source  = source = stream.Endpoint(axis_layout(data_width, RQ_TUSER_WIDTH[family]))
+        self.dropped = Signal()
+
+        # # #
+
+        # Filtering (on the TLP's first beat).
+        t = _TLPHeader([dword(sink.dat, i) for i in range(4)])
+        t_req_type, t_valid = Signal(4), Signal() # Type computed again below on the output side.
+        self.comb += _rq_request_type(t, t_req_type, t_valid)
+
+        inserter = _DwordInserter(data_width)
+        self.inserter = inserter
+        self.filter   = _PacketFilter(sink, inserter.sink, drop=~t_valid | t.prefix)
+        self.comb += [
+            inserter.sink.dat.eq(sink.dat),
+            inserter.sink.be.eq(sink.be),
+            inserter.shift.eq(~t.is_4dw), # 3-DW header: payload moves from dword 3 to dword 4.
+            self.dropped.eq(self.filter.dropped),
+        ]
+
+        # Descriptor (on the inserter's first output beat, header at dword 1 when shifted).
+        beat  = inserter.source
+        h     = [Mux(inserter.shifting, dword(beat.dat, i + 1), dword(beat.dat, i)) for i in range(3)]
+        h    += [dword(beat.dat, 3)]
+        o     = _TLPHeader(h)
+        req_type, req_valid = Signal(4), Signal()
+        self.comb += _rq_request_type(o, req_type, req_valid)
+        is_cfg      = Signal()
+        dword_count = Signal(11)
+        addr_lo     = Signal(32)
+        self.comb += [
+            is_cfg.eq(o.type[1:5] == 0b0010),
+            dword_count.eq(Cat(o.length, o.length == 0)),
+            addr_lo.eq(Mux(o.is_4dw, h[3], h[2])),
+        ]
+        desc = Signal(128)
+        self.comb += [
+            If(is_cfg,
+                dword(desc, 0).eq(Cat(C(0, 2), h[2][2:12])),        # Register number.
+                dword(desc, 1).eq(0),
+            ).Else(
+                dword(desc, 0).eq(Cat(o.at, addr_lo[2:32])),       # Address[31:2], AT.
+                dword(desc, 1).eq(Mux(o.is_4dw, h[2], 0)),         # Address[63:32].
+            ),
+            dword(desc, 2).eq(Cat(dword_count, req_type, o.ep, o.req_id)),
+            dword(desc, 3).eq(Cat(o.tag, Mux(is_cfg, h[2][16:32], 0), C(1, 1), o.tc, o.attr, C(0, 1))),
+        ]
+        first = beat.first
+        self.comb += [
+            source.valid.eq(beat.valid),
+            beat.ready.eq(source.ready),
+            source.first.eq(first),
+            source.last.eq(beat.last),
+            If(first,
+                source.dat.eq(Cat(desc, beat.dat[128:])),
+                source.keep.eq(Cat(C(0b1111, 4), be_to_keep(beat.be)[4:])),
+                source.user[0:4].eq(o.first_be),
+                source.user[4:8].eq(o.last_be),
+            ).Else(
+                source.dat.eq(beat.dat),
+                source.keep.eq(be_to_keep(beat.be)),
+            ),
+        ]
+
+# TLP -> Completer Completion (CC) -----------------------------------------------------------------
+
+class TLPToCC(LiteXModule):
+    """Outbound completions: TLP Cpl/CplD/CplLk/CplDLk -> CC descriptor + payload (s_axis_cc).
+
+    Lower Address (7 bits), Byte Count (TLP 0 = 4096), Dword Count (0 for completions without
+    data), status, poisoned, Requester ID, tag, TC, attributes and the Completer ID of the TLP (with
+    Completer ID Enable, root-port mode) are copied exactly: strict requesters check them.
+    """
+    def __init__(self, data_width, family="usp"):
+        check_data_width(data_width)
+        check_family(family)
+        self.sink   = sink   = stream.Endpoint(phy_layout(data_width))
+        self.source = source = stream.Endpoint(axis_layout(data_width, CC_TUSER_WIDTH[family]))
+
+        # # #
+
+        self.status = status = Status(sink)
+        h = [dword(sink.dat, i) for i in range(3)]
+        t = _TLPHeader(h + [0])
+        byte_count  = Signal(13)
+        dword_count = Signal(11)
+        self.comb += [
+            byte_count.eq(Cat(h[1][0:12], h[1][0:12] == 0)),
+            dword_count.eq(Mux(t.has_data, Cat(t.length, t.length == 0), 0)),
+        ]
+        desc = Cat(
+            # Dword 0.
+            h[2][0:7], C(0, 1), t.at, C(0, 6), byte_count, t.type[0], C(0, 2),
+            # Dword 1.
+            dword_count, h[1][13:16], t.ep, C(0, 1), h[2][16:32],
+            # Dword 2.
+            h[2][8:16], h[1][16:32], C(1, 1), t.tc, t.attr, C(0, 1),
+        )
+        self.comb += [
+            source.valid.eq(sink.valid),
+            sink.ready.eq(source.ready),
+            source.first.eq(status.first),
+            source.last.eq(sink.last),
+            source.dat.eq(Mux(status.first, Cat(desc, sink.dat[96:]), sink.dat)),
+            source.keep.eq(be_to_keep(sink.be)),
+            source.user.eq(0), # Discontinue/parity unused.
+        ]
+
+# Requester Completion (RC) -> TLP -----------------------------------------------------------------
+
+class RCToTLP(LiteXModule):
+    """Inbound completions: RC descriptor + payload (m_axis_rc) -> TLP completion.
+
+    Error codes: normal, poisoned (EP set) and bad status (UR/CRS/CA status kept) are delivered as
+    received; a completion timeout or FLR termination becomes a Cpl without data, status UR, with
+    the descriptor's tag so the requester can retire the request; other codes (invalid length,
+    mismatch, invalid address, invalid tag: completions that match no request) are dropped and
+    counted through ``dropped``. Each RC packet is one completion TLP: split completions stay
+    separate TLPs; the last one of a request is the one whose Byte Count fits in its payload.
+    """
+    def __init__(self, data_width, family="usp"):
+        check_data_width(data_width)
+        check_family(family)
+        self.sink    = sink   = stream.Endpoint(axis_layout(data_width, RC_TUSER_WIDTH[family]))
+        self.source  = source = stream.Endpoint(phy_layout(data_width))
+        self.dropped = Signal()
+
+        # # #
+
+        d = [dword(sink.dat, i) for i in range(3)]
+        error_code  = d[0][12:16]
+        terminated  = Signal()
+        deliver     = Signal()
+        self.comb += [
+            terminated.eq((error_code == RC_ERROR_FLR) | (error_code == RC_ERROR_TIMEOUT)),
+            deliver.eq((error_code <= RC_ERROR_BAD_STATUS) | terminated),
+        ]
+        dword_count = d[1][0:11]
+        has_data    = Signal()
+        status      = Signal(3)
+        self.comb += [
+            has_data.eq((dword_count != 0) & ~terminated),
+            status.eq(Mux(terminated, CPL_STATUS_UR, d[1][11:14])),
+        ]
+        attr = d[2][28:31]
+        h0 = tlp_dword0(
+            length   = Mux(terminated, 0, dword_count[0:10]),
+            at       = C(0, 2),
+            attr     = attr,
+            ep       = d[1][14],
+            tc       = d[2][25:28],
+            type     = Cat(d[0][29], C(0b0101, 4)), # Cpl (01010) / CplLk (01011).
+            is_4dw   = C(0, 1),
+            has_data = has_data,
+        )
+        h1 = Cat(d[0][16:28], C(0, 1), status, d[2][8:24])       # Byte Count, BCM, status, Completer ID.
+        h2 = Cat(d[0][0:7], C(0, 1), d[2][0:8], d[1][16:32])     # Lower Address, tag, Requester ID.
+
+        self.filter = _PacketFilter(sink, source, drop=~deliver)
+        first = self.filter.status.first
+        self.comb += [
+            source.dat.eq(Mux(first, Cat(h0, h1, h2, sink.dat[96:]), sink.dat)),
+            source.be.eq(keep_to_be(sink.keep)),
+            self.dropped.eq(self.filter.dropped),
+        ]
+
+# Completer Request (CQ) -> TLP --------------------------------------------------------------------
+
+class CQToTLP(LiteXModule):
+    """Inbound requests: CQ descriptor + payload (m_axis_cq) -> TLP MRd/MWr.
+
+    Requests below 4 GiB become 3-DW TLPs (as the requester had to send them), others 4-DW TLPs;
+    First/Last DW BE come from tuser[3:0]/[7:4]. Requests other than memory reads/writes (I/O,
+    atomics, locked reads, messages routed to CQ) are dropped and counted through ``dropped``.
+    """
+    def __init__(self, data_width, family="usp"):
+        check_data_width(data_width)
+        check_family(family)
+        self.sink    = sink   = stream.Endpoint(axis_layout(data_width, CQ_TUSER_WIDTH[family]))
+        self.source  = source = stream.Endpoint(phy_layout(data_width))
+        self.dropped = Signal()
+
+        # # #
+
+        d = [dword(sink.dat, i) for i in range(4)]
+        req_type    = d[2][11:15]
+        dword_count = d[2][0:11]
+        is_4dw      = Signal()
+        has_data    = Signal()
+        supported   = Signal()
+        self.comb += [
+            is_4dw.eq(d[1] != 0),
+            has_data.eq(req_type == REQ_TYPE_MEM_WR),
+            supported.eq((req_type == REQ_TYPE_MEM_RD) | (req_type == REQ_TYPE_MEM_WR)),
+        ]
+        h0 = tlp_dword0(
+            length   = dword_count[0:10],
+            at       = d[0][0:2],
+            attr     = d[3][28:31],
+            ep       = C(0, 1),
+            tc       = d[3][25:28],
+            type     = C(0b00000, 5),
+            is_4dw   = is_4dw,
+            has_data = has_data,
+        )
+        h1     = Cat(sink.user[0:4], sink.user[4:8], d[3][0:8], d[2][16:32])
+        addr32 = Cat(C(0, 2), d[0][2:32])
+
+        # Header rewrite in place: a 3-DW header is written at dwords 1-3, then dword 0 is removed.
+        rewritten = stream.Endpoint(phy_layout(data_width))
+        remover   = _DwordRemover(data_width)
+        self.remover = remover
+        self.filter  = _PacketFilter(sink, rewritten, drop=~supported)
+        first = self.filter.status.first
+        self.comb += [
+            If(first,
+                If(is_4dw,
+                    rewritten.dat.eq(Cat(h0, h1, d[1], addr32, sink.dat[128:])),
+                ).Else(
+                    rewritten.dat.eq(Cat(C(0, 32), h0, h1, addr32, sink.dat[128:])),
+                )
+            ).Else(
+                rewritten.dat.eq(sink.dat),
+            ),
+            rewritten.be.eq(keep_to_be(sink.keep)),
+            rewritten.connect(remover.sink),
+            remover.remove.eq(~is_4dw),
+            remover.source.connect(source),
+            self.dropped.eq(self.filter.dropped),
+        ]
