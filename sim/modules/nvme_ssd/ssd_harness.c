@@ -1,0 +1,287 @@
+/*
+ * This file is part of LiteRecorder.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Standalone harness (libsimssd.so, no RTL): the SSD model + the common root-complex/host-memory
+ * model, driven through a C API for ctypes (sim/ssd.py). Includes a small NVMe streaming host for
+ * throughput runs (keeps QD commands in flight, polls the CQ in host memory).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "ssd.h"
+
+typedef struct ssdh {
+    ssd_t      *s;
+    pcie_host_t host;
+} ssdh_t;
+
+ssdh_t *ssdh_create(const char *json, char *err, int errlen)
+{
+    ssdh_t *h = calloc(1, sizeof(*h));
+    if (!h) { snprintf(err, errlen, "out of memory"); return NULL; }
+    h->s = ssd_create_json(json, err, (size_t)errlen);
+    if (!h->s) { free(h); return NULL; }
+    pcie_host_init(&h->host, &h->s->ep);
+    return h;
+}
+
+void ssdh_destroy(ssdh_t *h)
+{
+    if (!h) return;
+    pcie_host_destroy(&h->host);
+    ssd_destroy(h->s);
+    free(h);
+}
+
+int      ssdh_map(ssdh_t *h, uint64_t base, uint64_t size) { return pcie_host_map(&h->host, base, size); }
+uint64_t ssdh_now(ssdh_t *h) { return h->s->ep.now; }
+void     ssdh_run(ssdh_t *h, uint64_t ps) { pcie_host_run_until(&h->host, h->s->ep.now + ps); }
+void     ssdh_run_until(ssdh_t *h, uint64_t t) { pcie_host_run_until(&h->host, t); }
+void     ssdh_perst(ssdh_t *h, int asserted) { pcie_ep_set_perst(&h->s->ep, asserted, h->s->ep.now); pcie_ep_kick(&h->s->ep); }
+
+int ssdh_mem_write(ssdh_t *h, uint64_t addr, const void *buf, uint64_t len)
+{
+    uint8_t *p = pcie_host_ptr(&h->host, addr, len);
+    if (!p) return -1;
+    memcpy(p, buf, len);
+    return 0;
+}
+
+int ssdh_mem_read(ssdh_t *h, uint64_t addr, void *buf, uint64_t len)
+{
+    uint8_t *p = pcie_host_ptr(&h->host, addr, len);
+    if (!p) return -1;
+    memcpy(buf, p, len);
+    return 0;
+}
+
+int ssdh_cfg_read(ssdh_t *h, unsigned reg, uint32_t *val, uint64_t timeout)
+{
+    return pcie_host_cfg(&h->host, 0, reg, val, 0xf, timeout);
+}
+
+int ssdh_cfg_write(ssdh_t *h, unsigned reg, uint32_t val, unsigned be, uint64_t timeout)
+{
+    return pcie_host_cfg(&h->host, 1, reg, &val, be, timeout);
+}
+
+int ssdh_mmio_read(ssdh_t *h, uint64_t addr, void *buf, unsigned len, uint64_t timeout)
+{
+    return pcie_host_mmio(&h->host, 0, addr, buf, len, timeout);
+}
+
+int ssdh_mmio_write(ssdh_t *h, uint64_t addr, const void *buf, unsigned len)
+{
+    return pcie_host_mmio(&h->host, 1, addr, (void *)buf, len, 0);
+}
+
+typedef struct { ssdh_t *h; uint64_t addr; uint32_t mask, value; } memwait_t;
+static int memwait_pred(void *a)
+{
+    memwait_t *w = a;
+    uint32_t v;
+    if (ssdh_mem_read(w->h, w->addr, &v, 4)) return 0;
+    return (v & w->mask) == w->value;
+}
+
+/* Run until the host memory dword at addr satisfies (v & mask) == value; 1 if it did. */
+int ssdh_wait_mem(ssdh_t *h, uint64_t addr, uint32_t mask, uint32_t value, uint64_t timeout)
+{
+    memwait_t w = { h, addr, mask, value };
+    return pcie_host_run_pred(&h->host, memwait_pred, &w, h->s->ep.now + timeout);
+}
+
+int ssdh_control(ssdh_t *h, const char *cmd, char *out, int outlen)
+{
+    return ssd_control(h->s, cmd, out, (size_t)outlen);
+}
+
+void ssdh_poll_control(ssdh_t *h) { ssd_poll_control(h->s); }
+
+void ssdh_host_cfg(ssdh_t *h, unsigned rcb, unsigned mps, uint64_t cpl_latency_ps)
+{
+    h->host.rcb = rcb; h->host.mps = mps; h->host.cpl_latency_ps = cpl_latency_ps;
+}
+
+int ssdh_host_fail(ssdh_t *h, uint64_t lo, uint64_t hi, int status, int count, int poison, int drop)
+{
+    if (h->host.nfails >= 8) return -1;
+    h->host.fails[h->host.nfails++] = (pcie_host_fail_t){ lo, hi, status, count, poison, drop };
+    return 0;
+}
+
+void ssdh_host_fail_clear(ssdh_t *h) { h->host.nfails = 0; }
+
+void ssdh_trace(ssdh_t *h, int on) { h->host.trace_on = on; }
+void ssdh_trace_clear(ssdh_t *h) { h->host.trace_n = 0; }
+uint64_t ssdh_trace_count(ssdh_t *h) { return h->host.trace_n; }
+int ssdh_trace_get(ssdh_t *h, uint64_t i, pcie_trace_rec_t *r)
+{
+    if (i >= h->host.trace_n) return -1;
+    *r = h->host.trace[i];
+    return 0;
+}
+
+/* Raw TLP to the device: header dwords, payload; malformed marks a TLP the PHY found bad. */
+void ssdh_send_raw(ssdh_t *h, const uint32_t *hdr, int nhdr, const uint8_t *payload, unsigned plen, int malformed)
+{
+    pcie_tlp_t *t = pcie_tlp_alloc(&h->s->ep.link.pool);
+    memcpy(t->hdr, hdr, nhdr * 4);
+    t->nhdr = (uint8_t)nhdr;
+    if (plen > TLP_MAX_PAYLOAD) plen = TLP_MAX_PAYLOAD;
+    t->plen = plen;
+    if (plen) memcpy(t->data, payload, plen);
+    if (malformed) t->flags |= TLPF_MALFORMED;
+    pcie_host_send(&h->host, t);
+}
+
+/* Counters, in this order (see sim/ssd.py HOST_STATS). */
+int ssdh_stats(ssdh_t *h, uint64_t *o, int n)
+{
+    pcie_host_t *x = &h->host;
+    pcie_link_t *l = &h->s->ep.link;
+    pcie_ep_t *e = &h->s->ep;
+    uint64_t v[] = {
+        x->rogue_writes, x->rogue_reads, x->rogue_first_addr, x->mwr_bytes, x->mrd_bytes, x->mwr_tlps,
+        x->mrd_tlps, x->poisoned_rx, x->malformed_rx, x->mps_violations, x->mrrs_violations,
+        x->boundary_violations, x->msgs_rx, l->up_tlps, l->up_payload, l->up_wire, l->dn_tlps,
+        l->dn_payload, l->dn_wire, l->dropped, e->ur_sent, e->ca_sent, e->crs_sent, e->malformed_rx,
+        e->unexpected_cpl, e->dma_refused, e->cpl_timeouts, e->mrd_sent, e->mwr_sent, e->cpld_rx,
+        e->max_mrd_len, e->max_mwr_len, l->up, l->cur_gen, l->cur_width, l->ltssm, l->link_downs,
+        l->retrains, h->s->csts, h->s->fatal, (uint64_t)h->s->nactive, e->link.pool.in_use,
+    };
+    int k = (int)(sizeof(v) / sizeof(v[0]));
+    for (int i = 0; i < n && i < k; i++) o[i] = v[i];
+    return k;
+}
+
+/* Model state for tests (doubles): temperature, cache levels, rates ... (see sim/ssd.py). */
+int ssdh_model(ssdh_t *h, double *o, int n)
+{
+    ssd_t *s = h->s;
+    ssd_thermal(s, s->now > s->ep.now ? s->now : s->ep.now);
+    double v[] = {
+        s->temp, (double)s->throttle, s->cache_used, s->cache2_used, (double)s->valid_units,
+        (double)s->stale_units, (double)s->erased_units, (double)s->phys_units, (double)s->tmt_count[1],
+        (double)s->tmt_count[2], s->tmt_time[1], s->tmt_time[2], (double)s->bytes_written,
+        (double)s->bytes_read, (double)s->media_free, (double)s->err_count, (double)s->gc_phase,
+    };
+    int k = (int)(sizeof(v) / sizeof(v[0]));
+    for (int i = 0; i < n && i < k; i++) o[i] = v[i];
+    return k;
+}
+
+/* --- streaming host ---------------------------------------------------------------------------- */
+
+typedef struct ssdh_stream {
+    /* queue (the caller created it) */
+    uint64_t sq_base, cq_base, bar0;
+    uint32_t sqid, cqid, sq_size, cq_size, dstrd;
+    uint32_t sq_tail, cq_head, phase;     /* in/out state */
+    /* workload */
+    uint32_t opcode, nlb;                 /* nlb 0's based */
+    uint32_t lba_size, qd, random, cid_base;
+    uint64_t slba, lba_range, ncmds, seed;
+    uint64_t buf_base, buf_slot;          /* data buffer of slot i: buf_base + i * buf_slot */
+    uint64_t prp_base;                    /* PRP list of slot i: prp_base + i * 4096 */
+    uint64_t timeout_ps;
+    /* results */
+    uint64_t done, errors, first_status, t_start, t_end;
+    uint64_t *t_complete;                 /* optional: completion time of each command */
+} ssdh_stream_t;
+
+typedef struct { ssdh_t *h; ssdh_stream_t *st; } cqwait_t;
+static int cq_pred(void *a)
+{
+    cqwait_t *w = a;
+    uint32_t v;
+    ssdh_mem_read(w->h, w->st->cq_base + (uint64_t)w->st->cq_head * 16 + 12, &v, 4);
+    return ((v >> 16) & 1) == w->st->phase;
+}
+
+int ssdh_stream(ssdh_t *h, ssdh_stream_t *st)
+{
+    uint64_t submitted = 0, inflight = 0;
+    uint64_t bytes = (uint64_t)(st->nlb + 1) * st->lba_size;
+    uint64_t rng = st->seed ? st->seed : 1;
+    uint32_t stride = 4u << st->dstrd;
+    st->done = st->errors = st->first_status = 0;
+    st->t_start = h->s->ep.now;
+    uint64_t *slot_busy = calloc(st->qd, sizeof(uint64_t));
+    uint16_t *cid_slot = calloc(65536, sizeof(uint16_t));
+    uint32_t next_slot = 0;
+    int rc = 0;
+    while (st->done < st->ncmds) {
+        int rung = 0;
+        while (inflight < st->qd && submitted < st->ncmds) {
+            while (slot_busy[next_slot]) next_slot = (next_slot + 1) % st->qd;
+            uint32_t slot = next_slot;
+            slot_busy[slot] = 1;
+            uint64_t buf = st->buf_base + slot * st->buf_slot;
+            uint64_t lba;
+            if (st->random) {
+                rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+                uint64_t span = st->lba_range / (st->nlb + 1);
+                lba = st->slba + (span ? (rng % span) * (st->nlb + 1) : 0);
+            } else {
+                lba = st->slba + (submitted * (st->nlb + 1)) % (st->lba_range ? st->lba_range : UINT64_MAX);
+            }
+            uint32_t sqe[16];
+            memset(sqe, 0, sizeof(sqe));
+            uint16_t cid = (uint16_t)(st->cid_base + submitted);
+            cid_slot[cid] = (uint16_t)slot;
+            sqe[0] = st->opcode | ((uint32_t)cid << 16);
+            sqe[1] = 1;
+            sqe[6] = (uint32_t)buf; sqe[7] = (uint32_t)(buf >> 32);
+            if (st->opcode == 1 || st->opcode == 2) {
+                if (bytes > 8192) {
+                    uint64_t pl = st->prp_base + slot * 4096ull;
+                    uint64_t n = (bytes + 4095) / 4096;
+                    for (uint64_t i = 1; i < n && i <= 512; i++) {
+                        uint64_t a = buf + i * 4096;
+                        ssdh_mem_write(h, pl + (i - 1) * 8, &a, 8);
+                    }
+                    sqe[8] = (uint32_t)pl; sqe[9] = (uint32_t)(pl >> 32);
+                } else if (bytes > 4096) {
+                    uint64_t a = buf + 4096;
+                    sqe[8] = (uint32_t)a; sqe[9] = (uint32_t)(a >> 32);
+                }
+                sqe[10] = (uint32_t)lba; sqe[11] = (uint32_t)(lba >> 32);
+                sqe[12] = st->nlb;
+            }
+            ssdh_mem_write(h, st->sq_base + (uint64_t)st->sq_tail * 64, sqe, 64);
+            st->sq_tail = (st->sq_tail + 1) % st->sq_size;
+            submitted++; inflight++;
+            rung = 1;
+        }
+        if (rung) {
+            uint32_t v = st->sq_tail;
+            ssdh_mmio_write(h, st->bar0 + 0x1000 + (2ull * st->sqid) * stride, &v, 4);
+        }
+        cqwait_t w = { h, st };
+        if (!pcie_host_run_pred(&h->host, cq_pred, &w, h->s->ep.now + st->timeout_ps)) { rc = -1; break; }
+        int consumed = 0;
+        while (cq_pred(&w)) {
+            uint32_t e[4];
+            ssdh_mem_read(h, st->cq_base + (uint64_t)st->cq_head * 16, e, 16);
+            uint32_t status = e[3] >> 17;
+            uint16_t cid = e[3] & 0xffff;
+            if (status) { if (!st->errors) st->first_status = status; st->errors++; }
+            slot_busy[cid_slot[cid]] = 0;
+            if (st->t_complete && st->done < st->ncmds) st->t_complete[st->done] = h->s->ep.now;
+            st->done++; inflight--;
+            st->cq_head++;
+            if (st->cq_head == st->cq_size) { st->cq_head = 0; st->phase ^= 1; }
+            consumed = 1;
+        }
+        if (consumed) {
+            uint32_t v = st->cq_head;
+            ssdh_mmio_write(h, st->bar0 + 0x1000 + (2ull * st->cqid + 1) * stride, &v, 4);
+        }
+    }
+    st->t_end = h->s->ep.now;
+    free(slot_busy);
+    free(cid_slot);
+    return rc;
+}
