@@ -68,7 +68,7 @@ def check_payload_sizes(max_payload_size, max_read_request_size, root_mps_cap):
 
 def ip_tcl(ip, module_name, config, unverified=()):
     """Vivado TCL creating the integrated block's IP (as LitePCIe PHYs add theirs to the platform's
-    ``pre_synthesis_commands``). ``unverified`` lists CONFIG names that could not be confirmed for
+    ``pre_synthesis_commands``, whose entries LiteX passes through ``str.format``). ``unverified`` lists CONFIG names that could not be confirmed for
     this IP here (no Vivado): they are named in a comment above the property list."""
     tcl = [f"# {module_name}: {ip} in root-port mode (LiteRecorder root-port PHY)."]
     if unverified:
@@ -78,7 +78,7 @@ def ip_tcl(ip, module_name, config, unverified=()):
     tcl.append(f"set obj [get_ips {module_name}]")
     tcl.append("set_property -dict [list \\")
     for name, value in config.items():
-        tcl.append(f"CONFIG.{name} {{{value}}} \\")
+        tcl.append(f"CONFIG.{name} {{{{{value}}}}} \\") # Braces doubled: commands are format()ed.
     tcl.append("] $obj")
     tcl.append("synth_ip $obj")
     return tcl

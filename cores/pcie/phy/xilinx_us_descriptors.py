@@ -93,6 +93,10 @@ def check_family(family):
 def dword(sig, n):
     return sig[32*n:32*(n + 1)]
 
+def above(sig, n):
+    """Bits of ``sig`` from ``n`` up, as a Cat() argument list (empty when there are none)."""
+    return [sig[n:]] if len(sig) > n else []
+
 def keep_to_be(keep):
     return Cat(*[Replicate(keep[i], 4) for i in range(len(keep))])
 
@@ -363,8 +367,8 @@ class TLPToRQ(LiteXModule):
             source.first.eq(first),
             source.last.eq(beat.last),
             If(first,
-                source.dat.eq(Cat(desc, beat.dat[128:])),
-                source.keep.eq(Cat(C(0b1111, 4), be_to_keep(beat.be)[4:])),
+                source.dat.eq(Cat(desc, *above(beat.dat, 128))),
+                source.keep.eq(Cat(C(0b1111, 4), *above(be_to_keep(beat.be), 4))),
                 source.user[0:4].eq(o.first_be),
                 source.user[4:8].eq(o.last_be),
             ).Else(
@@ -526,9 +530,9 @@ class CQToTLP(LiteXModule):
         self.comb += [
             If(first,
                 If(is_4dw,
-                    rewritten.dat.eq(Cat(h0, h1, d[1], addr32, sink.dat[128:])),
+                    rewritten.dat.eq(Cat(h0, h1, d[1], addr32, *above(sink.dat, 128))),
                 ).Else(
-                    rewritten.dat.eq(Cat(C(0, 32), h0, h1, addr32, sink.dat[128:])),
+                    rewritten.dat.eq(Cat(C(0, 32), h0, h1, addr32, *above(sink.dat, 128))),
                 )
             ).Else(
                 rewritten.dat.eq(sink.dat),
