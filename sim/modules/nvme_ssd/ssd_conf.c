@@ -269,6 +269,7 @@ static int stats_line(ssd_t *s, char *out, size_t n)
 
 int ssd_control(ssd_t *s, const char *cmd, char *out, size_t outlen)
 {
+    if (s->ep.now > s->now) s->now = s->ep.now;
     char buf[512], err[256];
     snprintf(buf, sizeof(buf), "%s", cmd);
     size_t l = strlen(buf);

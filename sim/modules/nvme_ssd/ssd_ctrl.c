@@ -856,6 +856,7 @@ static void sq_fetched(ssd_t *s, unsigned qid, int status);
 static void dma_cb(void *dev, uint64_t cookie, int status)
 {
     ssd_t *s = dev;
+    s->now = s->ep.now;
     if (cookie & COOKIE_SQF) { sq_fetched(s, (unsigned)(cookie & 0xffff), status); return; }
     unsigned idx = cookie & 0xffff;
     uint32_t gen = (uint32_t)((cookie >> 16) & 0xffffff);
@@ -1074,6 +1075,7 @@ static void doorbell(ssd_t *s, uint64_t off, uint32_t v)
 static int bar_read(void *dev, int bar, uint64_t off, uint8_t *buf, unsigned len)
 {
     ssd_t *s = dev;
+    s->now = s->ep.now;
     if (bar != 0) return -1;
     for (unsigned i = 0; i < len; i += 4) {
         uint32_t v = reg_read32(s, off + i);
@@ -1085,6 +1087,7 @@ static int bar_read(void *dev, int bar, uint64_t off, uint8_t *buf, unsigned len
 static void bar_write(void *dev, int bar, uint64_t off, const uint8_t *buf, unsigned len)
 {
     ssd_t *s = dev;
+    s->now = s->ep.now;
     if (bar != 0) return;
     /* dword granularity (partial writes merge into the register) */
     uint64_t a = off & ~3ull;
@@ -1245,6 +1248,7 @@ static void cfg_written(void *dev, unsigned off, uint32_t old, uint32_t val)
 static int host_req_hook(void *dev, pcie_tlp_t *t)
 {
     ssd_t *s = dev;
+    s->now = s->ep.now;
     uint64_t off;
     int bar = pcie_cfg_bar_hit(&s->ep.cs, tlp_addr(t), tlp_len_dw(t) * 4, &off);
     if (bar != 0) return -1;
