@@ -17,6 +17,7 @@ from migen import *
 from migen.sim import run_simulation, passive
 
 from literecorder.cores.pcie.phy.xilinx_us_descriptors import TLPToRQ, TLPToCC, RCToTLP, CQToTLP
+from literecorder.cores.pcie.phy.xilinx_us_descriptors import TLPDescriptorBridge
 
 M32 = 0xffffffff
 
@@ -385,6 +386,43 @@ def test_cq_to_tlp_exact_fields():
         dut.sink, 128, "keep", "be", True, False, 12, expected=2)
     assert out[0]["dwords"] == [0x40000004, 0x010005ff, 0x80000010] + cqe
     assert out[1]["dwords"] == [0x20000010, 0x010006ff, 0x00000002, 0x00000040]
+
+# Bridge (dispatch / merge) ------------------------------------------------------------------------
+
+@pytest.mark.unit
+@pytest.mark.parametrize("data_width, family, seed", [(256, "usp", 13)])
+def test_bridge_routes_and_merges(data_width, family, seed):
+    """Requests go to RQ and completions to CC in order; RC and CQ merge into one TLP stream."""
+    rng  = random.Random(seed)
+    tlps = random_request_tlps(rng, 25)
+    for i in range(20):
+        tlps.insert(rng.randrange(len(tlps)), tlp_cpl(0, 0x0100, i, 0, 8, 0x10, [rng.getrandbits(32),
+            rng.getrandbits(32)]))
+    rcs = [rc_desc(0, 0, 4, 1, 0, 0, i, 0x0100) + [rng.getrandbits(32)] for i in range(15)]
+    cqs = [cq_desc(0x1000*i, 2, 1, 0x0100, i) + [i, i] for i in range(15)]
+    dut = TLPDescriptorBridge(data_width, family)
+    rq_out, cc_out, tlp_out = [], [], []
+    def main():
+        yield from send(dut.sink, [to_beats(t, data_width, False) for t in tlps],
+            random.Random(seed + 2), "be")
+        for _ in range(5000):
+            if (len(rq_out), len(cc_out), len(tlp_out)) == (25, 20, 30):
+                break
+            yield
+    def feed(ep, descs, s):
+        yield from send(ep, [to_beats(d, data_width, True, user=0xff) for d in descs],
+            random.Random(s), "keep")
+    run_simulation(dut, [main(), feed(dut.m_axis_rc, rcs, seed + 3), feed(dut.m_axis_cq, cqs, seed + 4),
+        receive(dut.s_axis_rq, data_width, rq_out, random.Random(seed + 5), "keep", True),
+        receive(dut.s_axis_cc, data_width, cc_out, random.Random(seed + 6), "keep", True),
+        receive(dut.source, data_width, tlp_out, random.Random(seed + 7), "be", False)])
+    requests    = [t for t in tlps if (t[0] >> 25) & 0xf != 0b0101]
+    completions = [t for t in tlps if (t[0] >> 25) & 0xf == 0b0101]
+    assert [o["dwords"] for o in rq_out] == [model_tlp_to_rq(t)[0] for t in requests]
+    assert [o["dwords"] for o in cc_out] == [model_tlp_to_cc(t) for t in completions]
+    inbound = [o["dwords"] for o in tlp_out]
+    assert [t for t in inbound if (t[0] >> 25) & 0xf == 0b0101] == [model_rc_to_tlp(d) for d in rcs]
+    assert [t for t in inbound if (t[0] >> 25) & 0xf != 0b0101] == [model_cq_to_tlp(d, 0xf, 0xf) for d in cqs]
 
 # Parameters ---------------------------------------------------------------------------------------
 

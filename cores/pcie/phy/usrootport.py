@@ -9,11 +9,10 @@
 ::
 
              sys                    |                    pcie (user_clk)
-    sink ---> PHYTXDatapath (CDC) --+--> Dispatcher -+-> TLPToRQ -> PipeValid -> s_axis_rq
-                                    |   (requests /  +-> TLPToCC -> PipeValid -> s_axis_cc
-                                    |    completions)
-    source <- PHYRXDatapath (CDC) <-+-- Arbiter <----+-- RCToTLP <------------- m_axis_rc
-                                    |                +-- CQToTLP <------------- m_axis_cq
+    sink ---> PHYTXDatapath (CDC) --+--> TLPDescriptorBridge --> s_axis_rq (requests)
+                                    |    (xilinx_us_descriptors) -> s_axis_cc (completions)
+    source <- PHYRXDatapath (CDC) <-+--- TLPDescriptorBridge <-- m_axis_rc (completions)
+                                    |                        <-- m_axis_cq (requests)
     mgmt_sink/source <---- CDC ---->+-- RootPortConfiguration <---------------> cfg_mgmt_*
     perst --> PERST# pad, IP reset         link status <------------------------ cfg_*
 
@@ -30,7 +29,6 @@ from migen.genlib.cdc import MultiReg, PulseSynchronizer
 from litex.gen import *
 
 from litex.soc.interconnect import stream
-from litex.soc.interconnect.packet import Arbiter, Dispatcher
 
 from litepcie.common import phy_layout
 from litepcie.phy.common import PHYTXDatapath, PHYRXDatapath
@@ -142,38 +140,27 @@ class _USRootPortPHY(RootPortPHY):
         self.comb += self.sink.connect(self.tx_datapath.sink)
         tx = self.tx_datapath.source
 
-        self.rq = rq = ClockDomainsRenamer("pcie")(TLPToRQ(data_width, family))
-        self.cc = cc = ClockDomainsRenamer("pcie")(TLPToCC(data_width, family))
-        self.tx_dispatcher = ClockDomainsRenamer("pcie")(Dispatcher(tx, [rq.sink, cc.sink]))
-        self.comb += self.tx_dispatcher.sel.eq(tx.dat[25:29] == 0b0101) # Type 0101x: completion.
-        self.rq_buffer = rq_buffer = ClockDomainsRenamer("pcie")(stream.PipeValid(rq.source.description))
-        self.cc_buffer = cc_buffer = ClockDomainsRenamer("pcie")(stream.PipeValid(cc.source.description))
-        self.comb += [
-            rq.source.connect(rq_buffer.sink),
-            cc.source.connect(cc_buffer.sink),
-        ]
-        s_axis_rq = rq_buffer.source
-        s_axis_cc = cc_buffer.source
+        self.bridge = bridge = ClockDomainsRenamer("pcie")(TLPDescriptorBridge(data_width, family))
+        self.comb += tx.connect(bridge.sink)
+        s_axis_rq = bridge.s_axis_rq
+        s_axis_cc = bridge.s_axis_cc
 
         # RX (SSD -> Root Complex): completions from RC, requests from CQ --------------------------
-        self.rc = rc = ClockDomainsRenamer("pcie")(RCToTLP(data_width, family))
-        self.cq = cq = ClockDomainsRenamer("pcie")(CQToTLP(data_width, family))
         self.rx_datapath = PHYRXDatapath(
             core_data_width = data_width,
             pcie_data_width = data_width,
             clock_domain    = "sys")
-        self.rx_arbiter = ClockDomainsRenamer("pcie")(Arbiter([rc.source, cq.source],
-            self.rx_datapath.sink))
-        self.comb += self.rx_datapath.source.connect(self.source)
-        m_axis_rc = rc.sink
-        m_axis_cq = cq.sink
-
-        # Dropped TLPs (pcie domain pulses -> sys domain pulse) ------------------------------------
-        dropped_pcie = Signal()
-        self.comb += dropped_pcie.eq(rq.dropped | rc.dropped | cq.dropped)
-        self.dropped_ps = ps = PulseSynchronizer("pcie", "sys")
         self.comb += [
-            ps.i.eq(dropped_pcie),
+            bridge.source.connect(self.rx_datapath.sink),
+            self.rx_datapath.source.connect(self.source),
+        ]
+        m_axis_rc = bridge.m_axis_rc
+        m_axis_cq = bridge.m_axis_cq
+
+        # Dropped TLPs (pcie domain pulses -> sys domain pulses) -----------------------------------
+        self.dropped_sync = ps = PulseSynchronizer("pcie", "sys")
+        self.comb += [
+            ps.i.eq(bridge.dropped),
             self.dropped.eq(ps.o),
         ]
 

@@ -34,7 +34,7 @@ from migen import *
 from litex.gen import *
 
 from litex.soc.interconnect import stream
-from litex.soc.interconnect.packet import Status
+from litex.soc.interconnect.packet import Status, Arbiter, Dispatcher
 
 from litepcie.common import phy_layout
 
@@ -543,3 +543,56 @@ class CQToTLP(LiteXModule):
             remover.source.connect(source),
             self.dropped.eq(self.filter.dropped),
         ]
+
+# TLP <-> Descriptor Bridge ------------------------------------------------------------------------
+
+class TLPDescriptorBridge(LiteXModule):
+    """One TLP stream each way <-> the four AXI4-Stream interfaces of an UltraScale(+) block.
+
+    ::
+
+        sink ---> Dispatcher --+--> TLPToRQ --> PipeValid --> s_axis_rq   (requests)
+                  (Type)       +--> TLPToCC --> PipeValid --> s_axis_cc   (completions)
+        source <- Arbiter <----+--- RCToTLP <---------------- m_axis_rc   (completions)
+                               +--- CQToTLP <---------------- m_axis_cq   (requests)
+
+    TLPs of Type 0101x (Cpl/CplD/CplLk/CplDLk) go to CC, all others to RQ. Inbound packets are
+    merged packet by packet (round robin). ``dropped`` pulses for each TLP no interface can carry.
+    """
+    def __init__(self, data_width, family="usp"):
+        check_data_width(data_width)
+        check_family(family)
+        self.sink      = sink   = stream.Endpoint(phy_layout(data_width))
+        self.source    = source = stream.Endpoint(phy_layout(data_width))
+        self.s_axis_rq = stream.Endpoint(axis_layout(data_width, RQ_TUSER_WIDTH[family]))
+        self.s_axis_cc = stream.Endpoint(axis_layout(data_width, CC_TUSER_WIDTH[family]))
+        self.m_axis_rc = stream.Endpoint(axis_layout(data_width, RC_TUSER_WIDTH[family]))
+        self.m_axis_cq = stream.Endpoint(axis_layout(data_width, CQ_TUSER_WIDTH[family]))
+        self.dropped   = Signal()
+
+        # # #
+
+        # Outbound.
+        self.rq = rq = TLPToRQ(data_width, family)
+        self.cc = cc = TLPToCC(data_width, family)
+        self.dispatcher = Dispatcher(sink, [rq.sink, cc.sink])
+        self.comb += self.dispatcher.sel.eq(sink.dat[25:29] == 0b0101)
+        self.rq_buffer = stream.PipeValid(rq.source.description)
+        self.cc_buffer = stream.PipeValid(cc.source.description)
+        self.comb += [
+            rq.source.connect(self.rq_buffer.sink),
+            self.rq_buffer.source.connect(self.s_axis_rq),
+            cc.source.connect(self.cc_buffer.sink),
+            self.cc_buffer.source.connect(self.s_axis_cc),
+        ]
+
+        # Inbound.
+        self.rc = rc = RCToTLP(data_width, family)
+        self.cq = cq = CQToTLP(data_width, family)
+        self.comb += [
+            self.m_axis_rc.connect(rc.sink),
+            self.m_axis_cq.connect(cq.sink),
+        ]
+        self.arbiter = Arbiter([rc.source, cq.source], source)
+
+        self.comb += self.dropped.eq(rq.dropped | rc.dropped | cq.dropped)
