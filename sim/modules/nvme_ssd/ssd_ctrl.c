@@ -776,6 +776,7 @@ static void io_exec(ssd_t *s, ssd_cmd_t *c)
     switch (c->opc) {
     case 0x00:    /* Flush */
         c->slba = 0; c->nlb = 0;
+        if (status_fault(s, c)) { cmd_done(s, c); return; }
         c->t_due = (s->media_free > s->now ? s->media_free : s->now) + ssd_lat(s, s->p.flush_lat_us);
         c->state = CS_WAIT;
         return;
