@@ -693,3 +693,40 @@ class SimSSD:
         if qid:
             self.create_io_queue(qid, size=qsize)
         return self
+
+# Measurements shared by the tests and test/bench_ssd_model.py ------------------------------------------
+
+def lane_rate(gen):
+    return {1: 2.5e9 * 8 / 10 / 8, 2: 5e9 * 8 / 10 / 8, 3: 8e9 * 128 / 130 / 8, 4: 16e9 * 128 / 130 / 8}[gen]
+
+def link_limit(link, mps, direction, dllp_pct=2.0):
+    """Payload limit (B/s) of a saturated direction: 'cpld' (host -> device, 3-DW completions,
+    20 B overhead) or 'mwr' (device -> host, 4-DW writes, 24 B overhead), with the DLLP share."""
+    gen, width = parse_link(link)
+    over = 20 if direction == "cpld" else 24
+    return lane_rate(gen) * width * mps / (mps + over) / (1 + dllp_pct / 100)
+
+def measure_link(link="gen3x4", mps=256, direction="cpld", ncmds=400, nlb=256, qd=32, tmpdir=None):
+    """Saturate one direction with the `ideal` profile; returns (measured B/s, limit B/s).
+    Host memory above 4 GiB so that the device's writes use 4-DW headers."""
+    with SimSSD(profile="ideal", link=link, mps=4096, ns_size=256 << 20,
+                host_mem=64 << 20, host_base=0x1_0000_0000, tmpdir=tmpdir,
+                opts={"max_tags": 64}) as d:
+        d.bring_up(mps=mps, mrrs=4096)
+        d.host_cfg(rcb=64, mps=mps)
+        op = 1 if direction == "cpld" else 2
+        r = d.stream(op, 0, nlb, ncmds, qd=qd, times=True)
+        assert r["errors"] == 0, r
+        t = r["times"]
+        k = ncmds // 5                                   # skip the ramp-up
+        rate = (ncmds - 1 - k) * nlb * 512 / ((t[-1] - t[k]) / 1e12)
+        return rate, link_limit(link, mps, direction)
+
+def rate_bins(times, t0, bytes_per_cmd, bin_cmds):
+    """[(bytes written at the end of the bin, B/s in the bin)] from completion times (ps)."""
+    out, prev_t, prev_i = [], t0, 0
+    for i in range(bin_cmds - 1, len(times), bin_cmds):
+        dt = (times[i] - prev_t) / 1e12
+        out.append(((i + 1) * bytes_per_cmd, (i + 1 - prev_i) * bytes_per_cmd / dt))
+        prev_t, prev_i = times[i], i + 1
+    return out

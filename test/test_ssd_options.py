@@ -133,7 +133,7 @@ def test_profile_defaults_are_the_reference_figures(tmp_path):
         "mlc": dict(write_rate=2.2e9, cache_size=0),
         "enterprise-tlc": dict(write_rate=1.7e9, dip_rate=1.3e9),
         "optane": dict(write_rate=2.2e9, dip_rate=0),
-        "budget": dict(gc_mode=1, cmd_cost_us=20),
+        "budget": dict(gc_mode=1, cmd_cost_us=15.5),
         "seed-ssd1": dict(cache_size=8 << 20, cache_rate=2.5 * 2**30, cache2_size=2 << 30),
         "ideal": dict(write_rate=0, read_rate=0, cache_size=0),
     }

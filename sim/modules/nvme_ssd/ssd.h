@@ -149,6 +149,10 @@ typedef struct ssd {
     double   cache_used, cache2_used;
     ps_t     media_free, read_free, last_idle_acct;
     uint64_t inflight_w;
+    /* write buffer: chunks accepted and their media completion times (FIFO) */
+    struct { ps_t end; uint32_t bytes; } *wq;
+    uint32_t wq_cap, wq_head, wq_n;
+    uint64_t wq_bytes;
     /* thermal */
     double   temp;
     ps_t     temp_t;

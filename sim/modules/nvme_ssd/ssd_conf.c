@@ -231,7 +231,7 @@ void ssd_sample(ssd_t *s, ps_t now)
     double dt = s->p.sample_us / 1e6;
     uint64_t erased_pct = s->phys_units ? s->erased_units * 100 / s->phys_units : 0;
     fprintf(s->sample_log, "%.3f,%.3f,%.3f,%.1f,%.2f,%.0f,%.0f,%d,%d,%llu,%d\n",
-        now / 1e3, s->s_w_bytes / dt / mb, s->s_r_bytes / dt / mb, s->s_ios / dt, s->temp,
+        now / 1e6, s->s_w_bytes / dt / mb, s->s_r_bytes / dt / mb, s->s_ios / dt, s->temp,
         s->cache_used, s->cache2_used, s->throttle, s->gc_phase || (s->phys_units &&
         s->erased_units <= s->phys_units * s->p.gc_free_pct / 100.0 && s->stale_units),
         (unsigned long long)erased_pct, s->nactive);
@@ -528,6 +528,7 @@ void ssd_destroy(ssd_t *s)
     for (int i = 0; i < SSD_MAX_CMDS; i++) { free(s->cmds[i].buf); free(s->cmds[i].prps); free(s->cmds[i].prp_fetch); }
     if (s->fd >= 0) close(s->fd);
     free(s->valid);
+    free(s->wq);
     if (s->cmd_log) fclose(s->cmd_log);
     if (s->sample_log) fclose(s->sample_log);
     if (s->ctl_fd >= 0) { close(s->ctl_fd); unlink(s->ctl_path); }

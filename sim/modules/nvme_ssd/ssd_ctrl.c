@@ -180,9 +180,9 @@ static void log_cmd(ssd_t *s, ssd_cmd_t *c)
 {
     if (!s->cmd_log) return;
     fprintf(s->cmd_log, "%.3f,%.3f,%u,%u,%s%02x,%u,%llu,%u,%llu,%d,%d,%.3f\n",
-        c->t_submit / 1e3, s->now / 1e3, c->sqid, c->cid, c->admin ? "a" : "", c->opc, c->sqe[1],
+        c->t_submit / 1e6, s->now / 1e6, c->sqid, c->cid, c->admin ? "a" : "", c->opc, c->sqe[1],
         (unsigned long long)c->slba, c->admin ? 0 : c->nlb + 1, (unsigned long long)c->bytes,
-        c->sct, c->sc, (s->now - c->t_submit) / 1e3);
+        c->sct, c->sc, (s->now - c->t_submit) / 1e6);
 }
 
 /* Complete a DONE command: faults, CQE, log. Returns 1 when the slot was released. */
@@ -310,15 +310,50 @@ static void seg_of(ssd_t *s, ssd_cmd_t *c, uint32_t i, uint64_t *addr, uint32_t 
 
 /* --- I/O data paths --------------------------------------------------------------------------- */
 
+static void wq_expire(ssd_t *s)
+{
+    while (s->wq_n && s->wq[s->wq_head].end <= s->now) {
+        s->wq_bytes -= s->wq[s->wq_head].bytes;
+        s->wq_head = (s->wq_head + 1) % s->wq_cap;
+        s->wq_n--;
+    }
+}
+
+static void wq_push(ssd_t *s, ps_t end, uint32_t bytes)
+{
+    if (s->wq_n == s->wq_cap) {
+        uint32_t ncap = s->wq_cap ? s->wq_cap * 2 : 1024;
+        __typeof__(s->wq) n = malloc(sizeof(s->wq[0]) * ncap);
+        for (uint32_t i = 0; i < s->wq_n; i++) n[i] = s->wq[(s->wq_head + i) % s->wq_cap];
+        free(s->wq);
+        s->wq = n; s->wq_cap = ncap; s->wq_head = 0;
+    }
+    uint32_t i = (s->wq_head + s->wq_n) % s->wq_cap;
+    s->wq[i].end = end; s->wq[i].bytes = bytes;
+    s->wq_n++;
+    s->wq_bytes += bytes;
+}
+
+/* Room in the controller's write buffer for one more page (accepted + requested data). */
 static int write_buffer_room(ssd_t *s)
 {
-    double wb = s->p.write_buf;
-    if ((double)s->inflight_w >= wb) return 0;
-    if (s->media_free <= s->now) return 1;
-    double r = ssd_media_rate(s, s->now, NULL);
-    if (r <= 0) return 1;
-    double backlog = (s->media_free - s->now) / 1e12 * r;
-    return backlog + s->inflight_w < wb;
+    wq_expire(s);
+    return (double)(s->inflight_w + s->wq_bytes + s->page_size) <= s->p.write_buf;
+}
+
+/* When the write buffer will have room for another page again. */
+static ps_t write_room_at(ssd_t *s)
+{
+    wq_expire(s);
+    double need = (double)(s->inflight_w + s->wq_bytes + s->page_size) - s->p.write_buf;
+    if (need <= 0) return s->now + 1;
+    double acc = 0;
+    for (uint32_t k = 0; k < s->wq_n; k++) {
+        uint32_t i = (s->wq_head + k) % s->wq_cap;
+        acc += s->wq[i].bytes;
+        if (acc >= need) return s->wq[i].end > s->now ? s->wq[i].end : s->now + 1;
+    }
+    return PS_NEVER;   /* waiting for requested data, not for the media */
 }
 
 static void issue_in(ssd_t *s, ssd_cmd_t *c)
@@ -380,7 +415,6 @@ static void write_data_in(ssd_t *s, ssd_cmd_t *c)
     file_io(s, 1, c->buf, off, c->bytes);
     ssd_media_mark(s, off, c->bytes, 1);
     s->bytes_written += c->bytes;
-    s->s_w_bytes += c->bytes;
     int fua = (c->sqe[12] >> 30) & 1;
     ps_t lat = ssd_lat(s, s->p.write_lat_us);
     if (s->vwc && !fua) c->t_due = s->now + lat;
@@ -883,12 +917,17 @@ static void dma_cb(void *dev, uint64_t cookie, int status)
     c->xfer_done += l;
     if (c->opc == 1 && !c->admin) {
         s->inflight_w -= l;
-        ssd_media_write(s, s->now, l);
+        s->s_w_bytes += l;
+        ps_t end = ssd_media_write(s, s->now, l);
+        if (c->xfer_done == c->bytes && s->p.cmd_cost_us > 0) {
+            s->media_free += (ps_t)(s->p.cmd_cost_us * PS_PER_US);   /* per-command media cost */
+            end = s->media_free;
+        }
+        wq_push(s, end, l);
     }
     if (c->xfer_done < c->bytes) { issue_in(s, c); return; }
     if (c->admin) { cmd_done(s, c); return; }
     if (c->opc == 1) {
-        if (s->p.cmd_cost_us > 0) s->media_free += (ps_t)(s->p.cmd_cost_us * PS_PER_US);
         write_data_in(s, c);
     } else if (c->opc == 9) dsm_data_in(s, c);
 }
@@ -1138,6 +1177,7 @@ void ssd_reset_controller(ssd_t *s, int full)
     }
     s->out_head = NULL;
     s->inflight_w = 0;
+    s->wq_n = 0; s->wq_bytes = 0;
     s->naer = 0; s->naerq = 0; s->aer_pending_mask = 0;
     s->nsqa = s->ncqa = (unsigned)s->p.max_queues;
     s->csts &= ~1u;
@@ -1163,6 +1203,12 @@ static void dev_reset(void *dev, int kind)
 
 /* --- tick ------------------------------------------------------------------------------------- */
 
+static int cmp_age(const void *a, const void *b)
+{
+    const ssd_cmd_t *x = *(ssd_cmd_t *const *)a, *y = *(ssd_cmd_t *const *)b;
+    return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
 static ps_t dev_tick(void *dev, ps_t now)
 {
     ssd_t *s = dev;
@@ -1184,12 +1230,15 @@ static ps_t dev_tick(void *dev, ps_t now)
     if (s->shn_at < next) next = s->shn_at;
     /* thermal + samples */
     if (now >= s->next_sample) {
+        ssd_media_idle(s, now);
         ssd_thermal(s, now);
         if (s->temp > s->temp_over[0] - 273.15) aer_event(s, 1, 0x01, 0x02);
         ssd_sample(s, now);
         s->next_sample = now + (ps_t)(s->p.sample_us * PS_PER_US);
     }
     int busy = 0;
+    static ssd_cmd_t *xin[SSD_MAX_CMDS];
+    int nin = 0;
     if (!s->fatal) {
         fetch_sqs(s);
         for (int pass = 0; pass < 2; pass++) {
@@ -1200,11 +1249,7 @@ static ps_t dev_tick(void *dev, ps_t now)
                 case CS_FREE: case CS_LOST: continue;
                 case CS_XFER_IN:
                     busy = 1;
-                    if (c->xfer_issued < c->bytes) {
-                        issue_in(s, c);
-                        if (c->state == CS_XFER_IN && c->xfer_issued < c->bytes && s->media_free > now && s->media_free < next)
-                            next = s->media_free;
-                    }
+                    if (c->xfer_issued < c->bytes && nin < SSD_MAX_CMDS) xin[nin++] = c;
                     break;
                 case CS_MEDIA_R:
                     busy = 1;
@@ -1224,6 +1269,19 @@ static ps_t dev_tick(void *dev, ps_t now)
                     break;
                 }
             }
+            /* Host -> device data: oldest command first. */
+            if (nin > 1) qsort(xin, nin, sizeof(xin[0]), cmp_age);
+            for (int k = 0; k < nin; k++) {
+                ssd_cmd_t *c = xin[k];
+                if (c->state != CS_XFER_IN) continue;
+                issue_in(s, c);
+                if (c->state == CS_XFER_IN && c->xfer_issued < c->bytes) {
+                    ps_t t = write_room_at(s);
+                    if (t < next) next = t;
+                    break;
+                }
+            }
+            nin = 0;
             pump_out(s);
             fetch_sqs(s);
         }

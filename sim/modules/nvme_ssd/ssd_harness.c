@@ -160,7 +160,9 @@ int ssdh_stats(ssdh_t *h, uint64_t *o, int n)
 int ssdh_model(ssdh_t *h, double *o, int n)
 {
     ssd_t *s = h->s;
-    ssd_thermal(s, s->now > s->ep.now ? s->now : s->ep.now);
+    s->now = s->now > s->ep.now ? s->now : s->ep.now;
+    ssd_media_idle(s, s->now);
+    ssd_thermal(s, s->now);
     double v[] = {
         s->temp, (double)s->throttle, s->cache_used, s->cache2_used, (double)s->valid_units,
         (double)s->stale_units, (double)s->erased_units, (double)s->phys_units, (double)s->tmt_count[1],

@@ -86,7 +86,7 @@ int ssd_media_open(ssd_t *s, char *err, size_t errlen)
 /* Mark [off, off+len) valid (written) or deallocated. Overwrites create stale units. */
 void ssd_media_mark(ssd_t *s, uint64_t off, uint64_t len, int valid)
 {
-    uint64_t u0, u1;
+    uint64_t u0, u1, valid_before = s->valid_units;
     if (valid) {
         u0 = off / s->unit_size;
         u1 = (off + len + s->unit_size - 1) / s->unit_size;
@@ -104,10 +104,20 @@ void ssd_media_mark(ssd_t *s, uint64_t off, uint64_t len, int valid)
             if (s->erased_units) s->erased_units--;
             else if (s->stale_units) s->stale_units--;   /* accounted by GC time in ssd_media_write */
         } else if (was) {
+            /* Deallocated: whole blocks of trimmed data are erased without copying. */
             s->valid[u >> 3] &= ~m;
             s->valid_units--;
-            s->stale_units++;
+            s->erased_units++;
         }
+    }
+    if (!valid && valid_before > s->valid_units && s->stale_units) {
+        /* The blocks that held the trimmed data also held a proportional share of the garbage:
+         * they are now free of valid data and are erased without copying. */
+        uint64_t freed = valid_before - s->valid_units;
+        uint64_t rel = (uint64_t)((double)s->stale_units * freed / (double)valid_before);
+        if (s->valid_units == 0) rel = s->stale_units;
+        s->stale_units -= rel;
+        s->erased_units += rel;
     }
 }
 
