@@ -115,7 +115,7 @@ int ssd_profile_defaults(const char *profile, ssd_params_t *p)
         p->gc_rate = 20e9; p->op_pct = 20; p->temp_per_gbps = 10;
     } else if (!strcmp(profile, "budget")) {             /* seed 004: bursty GC after fill */
         p->write_rate = 0.9e9; p->read_rate = 1.7e9; p->cmd_cost_us = 15.5; p->read_lat_us = 100;
-        p->write_lat_us = 30; p->gc_mode = 1; p->gc_rate = 0.236e9; p->gc_batch = 256.0 * 1048576;
+        p->write_lat_us = 30; p->gc_mode = 1; p->gc_rate = 0.44e9; p->gc_batch = 256.0 * 1048576;
         p->mdts = 5;
     } else if (!strcmp(profile, "seed-ssd1")) {          /* SSD 1 of seed 000 */
         p->cache_size = 8.0 * 1048576; p->cache_rate = 2.5 * 1073741824.0;
