@@ -459,3 +459,44 @@ def test_4k_lba_namespace(tmp_path):
         assert status(d.io(1, 10, 3, buf)) == OK
         assert status(d.io(2, 10, 3, rb)) == OK
         assert d.read_mem(rb, len(data)) == data
+
+def test_smart_percentage_used_and_temperature_warning(tmp_path):
+    # endurance 10 MB: 3 MiB written = 31 % used; threshold below the idle temperature -> warning
+    with SimSSD(ns_file=str(tmp_path / "ns.img"), profile="mlc", opts={"endurance_tbw": 10e-6}) as d:
+        d.bring_up()
+        buf = d.alloc(1 << 20)
+        for i in range(3):
+            assert status(d.io(1, i * 2048, 2048, buf)) == OK
+        log = d.alloc(4096)
+        d.admin(0x02, prp1=log, cdw={10: (127 << 16) | 0x02})
+        s = d.read_mem(log, 512)
+        assert s[5] == int(3 * 2**20 / 10e6 * 100) and s[0] & 0x02 == 0
+        cid = d.next_cid()
+        d.submit(0, [0x0c | (cid << 16)])
+        assert status(d.admin(0x09, cdw={10: 0x04, 11: 273 + 30})) == OK      # over-threshold 30 C
+        d.run_us(2000)
+        e = d.poll_cqe(0, timeout_us=100)
+        assert e["cid"] == cid and e["dw0"] & 7 == 1 and (e["dw0"] >> 8) & 0xff == 0x01   # SMART, temperature
+        assert (e["dw0"] >> 16) & 0xff == 0x02
+        d.admin(0x02, prp1=log, cdw={10: (127 << 16) | 0x02})
+        assert d.read_mem(log, 1)[0] & 0x02
+
+def test_two_ssds_in_one_process_are_independent(tmp_path):
+    a = SimSSD(ns_file=str(tmp_path / "a.img"), profile="ideal", index=0)
+    b = SimSSD(ns_file=str(tmp_path / "b.img"), profile="mlc", index=1, seed=7)
+    try:
+        for d in (a, b):
+            d.bring_up()
+        ba, bb = a.alloc(4096), b.alloc(4096)
+        a.write_mem(ba, b"\xaa" * 4096); b.write_mem(bb, b"\xbb" * 4096)
+        assert status(a.io(1, 0, 8, ba)) == OK and status(b.io(1, 0, 8, bb)) == OK
+        a.write_mem(ba, bytes(4096)); b.write_mem(bb, bytes(4096))
+        assert status(a.io(2, 0, 8, ba)) == OK and status(b.io(2, 0, 8, bb)) == OK
+        assert a.read_mem(ba, 4096) == b"\xaa" * 4096 and b.read_mem(bb, 4096) == b"\xbb" * 4096
+        ida, idb = a.alloc(4096), b.alloc(4096)
+        a.admin(0x06, prp1=ida, cdw={10: 1}); b.admin(0x06, prp1=idb, cdw={10: 1})
+        assert a.read_mem(ida + 4, 20).decode().rstrip() == "LRSIM0000000001"
+        assert b.read_mem(idb + 4, 20).decode().rstrip() == "LRSIM0100000007"
+        assert a.read_mem(ida + 78, 2) == b"\x01\x00" and b.read_mem(idb + 78, 2) == b"\x02\x00"
+    finally:
+        a.close(); b.close()

@@ -17,6 +17,7 @@ typedef struct nvme_sess {
     ssd_t      *ssd;
     pcie_pads_t pads;
     uint64_t    poll_every, poll_at;
+    int         checked;
 } nvme_sess_t;
 
 static int nvme_ssd_start(void *base) { (void)base; return RC_OK; }
@@ -60,16 +61,19 @@ static int nvme_ssd_tick(void *sess, uint64_t time_ps)
 {
     nvme_sess_t *s = sess;
     (void)time_ps;
-    if (!s->pads.tx_valid) {
+    if (!s->checked) {
         char err[256];
-        if (!s->pads.clk || pcie_pads_check(&s->pads, err, sizeof(err))) return RC_OK;
+        if (pcie_pads_check(&s->pads, err, sizeof(err))) {
+            fprintf(stderr, "[nvme_ssd%d] ERROR: %s\n", s->ssd->index, err);
+            exit(1);
+        }
+        s->checked = 1;
     }
     if (pcie_pads_tick(&s->pads) && s->pads.cycle >= s->poll_at) {
         s->poll_at = s->pads.cycle + s->poll_every;
         ssd_poll_control(s->ssd);
-        if (s->ssd->sample_log || s->ssd->cmd_log) { /* keep logs readable while running */
-            if (s->ssd->sample_log) fflush(s->ssd->sample_log);
-        }
+        s->pads.next_due = s->pads.now;   /* a command may have changed the device's schedule */
+        if (s->ssd->sample_log) fflush(s->ssd->sample_log);
     }
     return RC_OK;
 }
