@@ -38,3 +38,64 @@ class RecorderConfig:
         soc.add_constant("LITEREC_SSD_PORTS",       self.n_ssds)
         soc.add_constant("LITEREC_CHUNK_SIZE",      self.chunk_size)
         soc.add_constant("LITEREC_PCIE_DATA_WIDTH", self.pcie_data_width)
+
+# Address map (PCIe bus addresses seen by the device) ----------------------------------------------
+#
+# The device's DMA reaches only its port's windows; the bus addresses of the RAM windows equal the
+# CPU addresses of the same memories, so the driver hands CPU addresses to the device.
+
+PCIE_SRAM_BASE   = 0x90000000   # + port * PCIE_PORT_STRIDE: on-chip RAM window (CPU and device).
+PCIE_SRAM_SIZE   = 0x10000      # 64 KiB: admin queues, Identify/log pages, small buffers.
+PCIE_PORT_STRIDE = 0x00100000
+PCIE_BAR_BASE    = 0xC0000000   # + port * PCIE_PORT_STRIDE: where the BIOS assigns the SSD's BAR0.
+
+def dram_window(soc):
+    """(dram offset, size): the upper half of the DRAM holds the recorder/DMA buffers."""
+    size = soc.bus.regions["main_ram"].size
+    return size//2, size//2
+
+# Integration --------------------------------------------------------------------------------------
+
+def add_nvme_port(soc, index, phy):
+    """Adds a PCIe root complex on ``phy`` (root port ``index``) with its DMA windows:
+
+    - ``nvme<index>_sram``: on-chip RAM (64 KiB), uncached on the CPU bus at the same address;
+    - the DRAM buffer window (upper half of main RAM) through a LiteDRAM native port.
+
+    CSRs: ``pcie<index>``. Constants for the BIOS: ``PCIE<index>_SRAM_BASE``, ``PCIE_DRAM_WINDOW_*``.
+    """
+    from litex.soc.integration.soc import SoCRegion
+    from literecorder.cores.pcie.windows import SRAMWindow, DRAMWindow
+    from literecorder.cores.pcie.core import RCRootComplex
+
+    if not hasattr(soc, "sdram"):
+        soc.logger.error("add_nvme_port needs LiteDRAM (add_sdram first): data buffers live in DRAM.")
+        raise ValueError("add_nvme_port: no LiteDRAM in the SoC")
+    dw = phy.data_width
+
+    # On-chip RAM window.
+    sram_base = PCIE_SRAM_BASE + index*PCIE_PORT_STRIDE
+    sram = SRAMWindow(f"nvme{index}_sram", sram_base, PCIE_SRAM_SIZE, dw)
+    setattr(soc, f"nvme{index}_sram", sram)
+    soc.bus.add_slave(f"nvme{index}_sram", sram.bus, SoCRegion(origin=sram_base, size=PCIE_SRAM_SIZE,
+        cached=False))
+
+    # DRAM window.
+    offset, size = dram_window(soc)
+    main_ram_base = soc.bus.regions["main_ram"].origin
+    port = soc.sdram.crossbar.get_port()
+    dram = DRAMWindow(port, f"nvme{index}_dram", main_ram_base + offset, size, dw, dram_offset=offset)
+    setattr(soc, f"nvme{index}_dram", dram)
+
+    rc = RCRootComplex(phy, windows=[sram.window, dram.window])
+    rc.add_csr()
+    setattr(soc, f"pcie{index}", rc)
+
+    soc.add_constant(f"PCIE{index}_SRAM_BASE", sram_base)
+    soc.add_constant("PCIE_SRAM_SIZE",         PCIE_SRAM_SIZE)
+    soc.add_constant("PCIE_PORT_STRIDE",       PCIE_PORT_STRIDE)
+    soc.add_constant("PCIE_BAR_BASE",          PCIE_BAR_BASE)
+    soc.add_constant("PCIE_DRAM_WINDOW_BASE",  main_ram_base + offset)
+    soc.add_constant("PCIE_DRAM_WINDOW_SIZE",  size)
+    soc.add_constant("PCIE_ROOT_MPS",          phy.root_mps_cap)
+    return rc

@@ -91,5 +91,13 @@ class LiteRecorderSimSoC(SoCCore):
         # Simulation debug (finish / trace control from the BIOS) ----------------------------------
         platform.add_debug(self, reset=0)
 
+        # PCIe root ports, one simulated SSD each ----------------------------------------------------
+        from literecorder.cores.pcie.sim_phy import SimRootPortPHY
+        from literecorder.soc.recorder import add_nvme_port
+        for i in range(n_ssds):
+            phy = SimRootPortPHY(platform.request("pcie", i), data_width=pcie_data_width)
+            setattr(self, f"pcie{i}_phy", phy)
+            add_nvme_port(self, i, phy)
+
         # Recorder configuration exported to the BIOS ----------------------------------------------
         self.recorder_config.export(self)
