@@ -14,7 +14,7 @@ import pytest
 from migen import *
 from migen.sim import run_simulation, passive
 
-from literecorder.cores.pcie.phy.common import RootPortConfiguration, ConfigurationManagementMaster
+from literecorder.cores.pcie.phy.common import RootPortConfiguration, RootPortPHY
 
 # Model --------------------------------------------------------------------------------------------
 
@@ -182,3 +182,107 @@ def test_missing_pcie_capability_reports_error():
 def test_configuration_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):
         make_dut(**kwargs)
+
+# Core-facing management port and link_up (sys <-> pcie clock domains) ----------------------------
+
+class _RootPortPHYCore(RootPortPHY):
+    """The family-independent part of a root-port PHY: interface, configuration, CDCs."""
+    def __init__(self):
+        self.cd_sys  = ClockDomain()
+        self.cd_pcie = ClockDomain()
+        self._add_interface(128)
+        self.dl_up_pcie = Signal()
+        self.master = self._add_configuration((0xe0000000, 0x100000), 256, 512, self.dl_up_pcie)
+
+@pytest.mark.unit
+def test_link_up_waits_for_root_port_programming():
+    """link_up (sys) = data link up and root port programmed (pcie), through the resynchronizers.
+    (The management port's stream FIFOs use comb-derived clock domains that Migen's simulator does
+    not clock; they are LiteX's ClockDomainCrossing, as in LitePCIe.)"""
+    dut, space, log, rng = _RootPortPHYCore(), root_port_space(), [], random.Random(5)
+    def main():
+        for _ in range(30):
+            yield
+        assert (yield dut.link_up) == 0
+        yield dut.dl_up_pcie.eq(1)
+        for _ in range(8):
+            yield
+        assert (yield dut.dl_up) == 1 and (yield dut.link_up) == 0  # Programming in progress.
+        for _ in range(600):
+            if (yield dut.link_up):
+                break
+            yield
+        assert (yield dut.link_up) == 1 and (yield dut.configured) == 1 and (yield dut.dl_up) == 1
+        assert space[0x01] == 0x00100006 and space[0x08] == 0xe000e000
+        # Link down: link_up falls.
+        yield dut.dl_up_pcie.eq(0)
+        for _ in range(10):
+            yield
+        assert (yield dut.link_up) == 0
+    run_simulation(dut, {"sys": [main()], "pcie": [mgmt_model(dut.master, space, log, rng, [True])]},
+        clocks={"sys": 10, "pcie": 7})
+
+# CSRs ---------------------------------------------------------------------------------------------
+
+class _RootPortPHYCSRs(RootPortPHY):
+    def __init__(self):
+        self._add_interface(128)
+        self.add_csr()
+        for csr in [self._perst, self._cfg_adr, self._cfg_wdata, self._cfg_ctrl, self._cfg_status,
+            self._cfg_rdata, self._link_status]:
+            csr.finalize(32, "big")  # What the SoC's CSR bank does.
+            self.submodules += csr
+
+def csr_write(csr, value):
+    yield from csr.simple_csrs[0].write(value) # Bus write; storage, then re one cycle later.
+    for _ in range(2):
+        yield
+
+@pytest.mark.unit
+def test_csr_configuration_access_and_perst():
+    dut = _RootPortPHYCSRs()
+    def main():
+        assert (yield dut.perst) == 0
+        yield from csr_write(dut._perst, 1)
+        assert (yield dut.perst) == 1
+        # Write access: address, data, byte enables + write strobe -> one request on mgmt_sink.
+        yield from csr_write(dut._cfg_adr, 0x08)
+        yield from csr_write(dut._cfg_wdata, 0xe000e000)
+        yield from csr_write(dut._cfg_ctrl, (1 << 8) | 0b0011)
+        assert (yield dut._cfg_status.status) == 0b100                   # busy.
+        assert (yield dut.mgmt_sink.valid) == 1
+        assert [(yield dut.mgmt_sink.we), (yield dut.mgmt_sink.adr), (yield dut.mgmt_sink.dat),
+            (yield dut.mgmt_sink.be)] == [1, 0x08, 0xe000e000, 0b0011]
+        yield dut.mgmt_sink.ready.eq(1)
+        yield
+        yield dut.mgmt_sink.ready.eq(0)
+        yield
+        assert (yield dut.mgmt_sink.valid) == 0                          # Exactly one request.
+        yield dut.mgmt_source.valid.eq(1)
+        yield dut.mgmt_source.dat.eq(0)
+        yield
+        yield dut.mgmt_source.valid.eq(0)
+        yield
+        assert (yield dut._cfg_status.status) == 0b001                   # done.
+        # Read access with an error response.
+        yield from csr_write(dut._cfg_ctrl, (1 << 9) | 0b1111)
+        assert [(yield dut.mgmt_sink.valid), (yield dut.mgmt_sink.we)] == [1, 0]
+        yield dut.mgmt_sink.ready.eq(1)
+        yield
+        yield dut.mgmt_sink.ready.eq(0)
+        yield dut.mgmt_source.valid.eq(1)
+        yield dut.mgmt_source.dat.eq(0x12345678)
+        yield dut.mgmt_source.err.eq(1)
+        yield
+        yield dut.mgmt_source.valid.eq(0)
+        yield
+        assert (yield dut._cfg_status.status) == 0b011                   # done + error.
+        assert (yield dut._cfg_rdata.status) == 0x12345678
+        # Link status fields.
+        yield dut.link_gen.eq(3)
+        yield dut.link_width.eq(4)
+        yield dut.ltssm.eq(0x10)
+        yield dut.link_up.eq(1)
+        yield
+        assert (yield dut._link_status.status) == (0x10 << 16) | (4 << 8) | (3 << 4) | 1
+    run_simulation(dut, main())
