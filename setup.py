@@ -15,6 +15,7 @@ packages = [
     "literecorder.cores.nvme",
     "literecorder.soc",
     "literecorder.targets",
+    "literecorder.sim",
 ]
 
 setup(

@@ -48,6 +48,9 @@ PCIE_SRAM_BASE   = 0x90000000   # + port * PCIE_PORT_STRIDE: on-chip RAM window 
 PCIE_SRAM_SIZE   = 0x10000      # 64 KiB: admin queues, Identify/log pages, small buffers.
 PCIE_PORT_STRIDE = 0x00100000
 PCIE_BAR_BASE    = 0xC0000000   # + port * PCIE_PORT_STRIDE: where the BIOS assigns the SSD's BAR0.
+NVME_QUEUE_BASE  = 0xA0000000   # + port * NVME_QUEUE_STRIDE: I/O SQ, CQ and PRP windows of the engine.
+NVME_QUEUE_STRIDE = 0x01000000
+NVME_ENTRIES     = 512          # I/O queue entries of each engine (up to 511 commands in flight).
 
 def dram_window(soc):
     """(dram offset, size): the upper half of the DRAM holds the recorder/DMA buffers."""
@@ -87,10 +90,23 @@ def add_nvme_port(soc, index, phy):
     dram = DRAMWindow(port, f"nvme{index}_dram", main_ram_base + offset, size, dw, dram_offset=offset)
     setattr(soc, f"nvme{index}_dram", dram)
 
-    rc = RCRootComplex(phy, windows=[sram.window, dram.window])
+    # NVMe queue engine (its I/O queues and PRP lists are windows too).
+    from literecorder.cores.nvme.core import NVMeHost
+    qbase = NVME_QUEUE_BASE + index*NVME_QUEUE_STRIDE
+    nvme = NVMeHost(dw, sq_base=qbase, cq_base=qbase + 0x100000, prp_base=qbase + 0x200000,
+        entries=NVME_ENTRIES)
+    nvme.add_csr()
+    setattr(soc, f"nvme{index}", nvme)
+
+    rc = RCRootComplex(phy, windows=[sram.window, dram.window] + nvme.windows)
     rc.add_csr()
     setattr(soc, f"pcie{index}", rc)
+    soc.comb += nvme.doorbell.connect(rc.doorbell)
 
+    soc.add_constant(f"NVME{index}_SQ_BASE",  nvme.engine.sq_window.base)
+    soc.add_constant(f"NVME{index}_CQ_BASE",  nvme.engine.cq_window.base)
+    soc.add_constant(f"NVME{index}_PRP_BASE", nvme.engine.prp_window.base)
+    soc.add_constant("NVME_ENGINE_ENTRIES",   NVME_ENTRIES)
     soc.add_constant(f"PCIE{index}_SRAM_BASE", sram_base)
     soc.add_constant("PCIE_SRAM_SIZE",         PCIE_SRAM_SIZE)
     soc.add_constant("PCIE_PORT_STRIDE",       PCIE_PORT_STRIDE)

@@ -238,11 +238,16 @@ class SimBuild:
         return cfg
 
     def prepare_run(self, name="run", devices=None):
-        """Run directory with its own sim_config.js (so one build serves many scenarios)."""
+        """Run directory with its own sim_config.js (so one build serves many scenarios).
+
+        ``devices``: list of (module, args) per PCIe port, or a callable run_dir -> such a list."""
         if not os.path.exists(self.vsim):
             raise SimError(f"{self.vsim} does not exist: build first")
         run_dir = os.path.join(self.output_dir, "runs", name)
         os.makedirs(run_dir, exist_ok=True)
+        if callable(devices):
+            devices = devices(run_dir)
+        self.devices = devices or []
         for f in os.listdir(self.gateware):
             if f.endswith(".init"):
                 dst = os.path.join(run_dir, f)
@@ -349,6 +354,29 @@ def parse_results(text):
             results.append(d)
     return results
 
+# Simulated devices --------------------------------------------------------------------------------
+
+def ssd_parser(parser=None):
+    from literecorder.sim.ssd import add_ssd_arguments
+    parser = parser or argparse.ArgumentParser(add_help=False)
+    return add_ssd_arguments(parser)
+
+def ssd_devices(args, n_ssds, sys_clk_freq, data_width=256):
+    """Factory run_dir -> [("nvme_ssd", module args), ...] for the SSD options in ``args``
+    (an argparse namespace, or a list of command-line words such as ["--ssd-profile", "ideal"]).
+    Raises ValueError (with a message for the user) on bad options."""
+    from literecorder.sim.ssd import ssd_module_args
+    if isinstance(args, (list, tuple)):
+        args = ssd_parser().parse_args(list(args))
+    args.ssds = n_ssds
+    # Validate now (before anything runs): the same call is made for the real run directory.
+    for i in range(n_ssds):
+        ssd_module_args(args, i, "/tmp", sys_clk_freq, data_width)
+    def devices(run_dir):
+        return [("nvme_ssd", ssd_module_args(args, i, run_dir, sys_clk_freq, data_width))
+            for i in range(n_ssds)]
+    return devices
+
 # Command line -------------------------------------------------------------------------------------
 
 def split_commands(run):
@@ -373,6 +401,7 @@ def main(argv=None):
     parser.add_argument("--ssds",         type=int, default=1,
         help="Number of simulated SSDs, each on its own root port (1-8, default: %(default)s).")
     parser.add_argument("--build-only",   action="store_true", help="Build and exit.")
+    ssd_parser(parser)
     parser.add_argument("--verbose",      action="store_true", help="Show LiteX/Verilator output.")
     args = parser.parse_args(argv)
 
@@ -385,6 +414,7 @@ def main(argv=None):
     try:
         build = SimBuild(output_dir=args.output_dir, sys_clk_freq=int(args.sys_clk_freq),
             n_ssds=args.ssds, trace=args.trace, verbose=args.verbose)
+        devices = ssd_devices(args, args.ssds, build.sys_clk_freq)
     except ValueError as e:
         parser.error(str(e))
 
@@ -397,7 +427,7 @@ def main(argv=None):
         return 0
 
     if args.run is None:
-        run_dir = build.prepare_run("interactive")
+        run_dir = build.prepare_run("interactive", devices)
         print(f"[sim] interactive console (Ctrl-C to quit), run directory {run_dir}", flush=True)
         try:
             return subprocess.call([build.vsim], cwd=run_dir)
@@ -407,7 +437,8 @@ def main(argv=None):
     echo = lambda s: (sys.stdout.write(s), sys.stdout.flush())
     t0 = time.time()
     try:
-        with SimSession(build, name="cli", boot_timeout=args.boot_timeout, echo=echo) as s:
+        with SimSession(build, name="cli", devices=devices, boot_timeout=args.boot_timeout,
+            echo=echo) as s:
             for c in split_commands(args.run):
                 s.cmd(c, timeout=args.timeout)
             print(f"\n[sim] {len(split_commands(args.run))} command(s) done in "

@@ -24,7 +24,10 @@ _spec = importlib.util.spec_from_file_location("_literec_sim_target", os.path.jo
 _sim_target = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_sim_target)
 
-from literecorder.targets.sim import SimBuild, SimSession, SimError, parse_results
+from literecorder.targets.sim import SimBuild, SimSession, SimError, parse_results, ssd_devices
+
+# SSD options of the system tests unless a test gives its own (the fastest profile).
+DEFAULT_SSD = ["--ssd-profile", "ideal", "--ns-size", "1GiB"]
 
 # Builds -------------------------------------------------------------------------------------------
 
@@ -57,10 +60,16 @@ def _run_name(request):
 
 @pytest.fixture
 def start_sim(request):
-    """Factory: ``start_sim(devices=None, **build_params)`` -> a booted ``SimSession``."""
+    """Factory: ``start_sim(ssd=[options], **build_params)`` -> a booted ``SimSession``.
+
+    ``ssd``: command-line options of the simulated SSDs (as for targets/sim.py), or ``devices``:
+    an explicit device list/factory."""
     sessions = []
-    def start(devices=None, name=None, boot_timeout=180, **params):
+    def start(ssd=None, devices=None, name=None, boot_timeout=180, **params):
         build = get_build(**params)
+        if devices is None:
+            devices = ssd_devices(list(DEFAULT_SSD if ssd is None else ssd), build.n_ssds,
+                build.sys_clk_freq)
         s = SimSession(build, name=name or _run_name(request) + f"-{len(sessions)}",
             devices=devices, boot_timeout=boot_timeout)
         sessions.append(s)
@@ -73,6 +82,7 @@ def start_sim(request):
 def module_sim(request):
     """One booted simulation (default configuration) shared by the tests of a module."""
     build = get_build()
-    s = SimSession(build, name=_run_name(request) + "-module")
+    s = SimSession(build, name=_run_name(request) + "-module",
+        devices=ssd_devices(list(DEFAULT_SSD), build.n_ssds, build.sys_clk_freq))
     yield s
     s.close()

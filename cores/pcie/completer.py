@@ -348,7 +348,11 @@ class RCCompleter(LiteXModule):
         self.pending = pending = stream.SyncFIFO(completion_desc_layout(wbits), max_pending)
         desc = splitter.source
         beats_needed = Signal(9)
-        self.comb += beats_needed.eq(((desc.offset[:beat_log2] + (desc.ndws << 2)) + (dw//8 - 1)) >> beat_log2)
+        desc_bytes   = Signal(14)
+        self.comb += [
+            desc_bytes.eq(desc.offset[:beat_log2] + Cat(Constant(0, 2), desc.ndws) + (dw//8 - 1)),
+            beats_needed.eq(desc_bytes[beat_log2:]),
+        ]
         cmd_ready = Signal()
         cases = {}
         for i, w in enumerate(windows):
@@ -385,9 +389,11 @@ class RCCompleter(LiteXModule):
         prev      = Signal(dw, reset_less=True)
         n_in      = Signal(9)
         n_out     = Signal(9)
+        head_bytes = Signal(14)
         self.comb += [
             shift.eq(head.offset[2:beat_log2]),
-            n_in.eq(((head.offset[:beat_log2] + (head.ndws << 2)) + (dw//8 - 1)) >> beat_log2),
+            head_bytes.eq(head.offset[:beat_log2] + Cat(Constant(0, 2), head.ndws) + (dw//8 - 1)),
+            n_in.eq(head_bytes[beat_log2:]),
             n_out.eq((head.ndws + ndw - 1) >> log2_int(ndw)),
         ]
         body, body_case = _shift_down(prev, rd_dat, shift, ndw)

@@ -37,7 +37,8 @@ class SRAMWindow(LiteXModule):
 
         # # #
 
-        self.specials.mem = mem = Memory(dw, rows, name=f"{name}_mem")
+        mem = Memory(dw, rows, name=f"{name}_mem")
+        self.specials += mem
         pa = mem.get_port(write_capable=True, we_granularity=8)
         pb = mem.get_port(write_capable=True, we_granularity=8)
         self.specials += pa, pb
@@ -46,6 +47,8 @@ class SRAMWindow(LiteXModule):
         fifo = stream.SyncFIFO([("dat", dw)], fifo_depth, buffered=True)
         self.submodules += fifo
         reserved = Signal(max=fifo_depth + 1)
+        need     = Signal(10)
+        self.comb += need.eq(reserved + w.rd_cmd.beats)
         rd_adr   = Signal(w.adr_width)
         rd_left  = Signal(8)
         issue    = Signal()
@@ -53,7 +56,7 @@ class SRAMWindow(LiteXModule):
         accept   = Signal()
         self.comb += [
             w.wr.ready.eq(1),
-            accept.eq(w.rd_cmd.valid & (rd_left == 0) & (reserved + w.rd_cmd.beats <= fifo_depth)),
+            accept.eq(w.rd_cmd.valid & (rd_left == 0) & (need <= fifo_depth)),
             w.rd_cmd.ready.eq(accept),
             issue.eq((rd_left != 0) & ~w.wr.valid),
             If(w.wr.valid,
@@ -86,8 +89,10 @@ class SRAMWindow(LiteXModule):
             lane.eq(bus.adr[:log2_int(ndw)]),
             pb.adr.eq(bus.adr[log2_int(ndw):]),
             pb.dat_w.eq(Replicate(bus.dat_w, ndw)),
-            bus.dat_r.eq((pb.dat_r >> (32*lane_r))[:32]),
         ]
+        # Lane select with constant slices (a variable shift by lane*32 is a known pitfall:
+        # Verilog sizes the product to its operands and wraps).
+        self.comb += Case(lane_r, {l: bus.dat_r.eq(pb.dat_r[32*l:32*(l+1)]) for l in range(ndw)})
         for l in range(ndw):
             self.comb += If(bus.cyc & bus.stb & bus.we & ~bus.ack & (lane == l),
                 pb.we[4*l:4*(l+1)].eq(bus.sel))
@@ -261,7 +266,7 @@ class DRAMWindow(LiteXModule):
         cur_lane = Signal(max(rbits, 1))
         self.comb += [
             cur_lane.eq(Mux(started, lane, info.skip)),
-            w.rd_data.dat.eq((word.data >> (dw*cur_lane))[:dw]),
+            Case(cur_lane, {l: w.rd_data.dat.eq(word.data[dw*l:dw*(l+1)]) for l in range(ratio)}),
         ]
         left = Signal(8)
         cur_left = Signal(8)

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 
 #include <generated/csr.h>
 #include <generated/mem.h>
@@ -37,3 +38,87 @@ static void rec_info_handler(int nb_params, char **params)
 		LITEREC_SSD_PORTS, (unsigned long)LITEREC_CHUNK_SIZE, LITEREC_PCIE_DATA_WIDTH);
 }
 define_command(rec_info, rec_info_handler, "Recorder build configuration (clock, DRAM, SSD ports, chunk)", LITEREC_CMDS);
+
+/* Test pattern: 32-bit word i of a buffer = lowbias32(seed ^ (i * 0x9e3779b9)). ----------------- */
+
+#include <system.h>
+
+static uint32_t pattern_word(uint32_t seed, uint32_t i)
+{
+	uint32_t x = seed ^ (i*0x9e3779b9u);
+	x ^= x >> 16; x *= 0x7feb352du;
+	x ^= x >> 15; x *= 0x846ca68bu;
+	x ^= x >> 16;
+	return x;
+}
+
+static int parse_buf_args(int nb_params, char **params, const char *name, unsigned long *addr,
+	unsigned long *bytes, unsigned long *seed)
+{
+	*seed = 1;
+	if (nb_params < 2) {
+		printf("%s <addr> <bytes> [seed]   (32-bit words: lowbias32(seed ^ i*0x9e3779b9))\n", name);
+		return -1;
+	}
+	if (literec_parse_ulong(params[0], addr) || (*addr & 3)) {
+		printf("Error: invalid address '%s': a dword-aligned address\n", params[0]);
+		return -1;
+	}
+	if (literec_parse_ulong(params[1], bytes) || *bytes == 0 || (*bytes & 3)) {
+		printf("Error: invalid size '%s': a non-zero multiple of 4 bytes\n", params[1]);
+		return -1;
+	}
+	if (nb_params > 2 && literec_parse_ulong(params[2], seed)) {
+		printf("Error: invalid seed '%s'\n", params[2]);
+		return -1;
+	}
+#ifdef MAIN_RAM_BASE
+	if (*addr < MAIN_RAM_BASE || (uint64_t)*addr >= (uint64_t)MAIN_RAM_BASE + MAIN_RAM_SIZE ||
+	    *bytes > (uint64_t)MAIN_RAM_BASE + MAIN_RAM_SIZE - *addr) {
+		printf("Error: 0x%08lx..0x%08lx is outside the DRAM 0x%08lx..0x%08lx\n", *addr, *addr + *bytes - 1,
+			(unsigned long)MAIN_RAM_BASE, (unsigned long)((uint64_t)MAIN_RAM_BASE + MAIN_RAM_SIZE - 1));
+		return -1;
+	}
+#endif
+	return 0;
+}
+
+static void rec_fill_handler(int nb_params, char **params)
+{
+	unsigned long addr, bytes, seed, i;
+	volatile uint32_t *p;
+	if (parse_buf_args(nb_params, params, "rec_fill", &addr, &bytes, &seed))
+		return;
+	p = (volatile uint32_t *)addr;
+	for (i = 0; i < bytes/4; i++)
+		p[i] = pattern_word(seed, i);
+	flush_cpu_dcache();
+	flush_l2_cache();
+	printf("filled 0x%08lx..0x%08lx with pattern seed %lu\n", addr, addr + bytes - 1, seed);
+}
+define_command(rec_fill, rec_fill_handler, "Fill DRAM with a test pattern: rec_fill <addr> <bytes> [seed]", LITEREC_CMDS);
+
+static void rec_check_handler(int nb_params, char **params)
+{
+	unsigned long addr, bytes, seed, i, errors = 0, first = 0;
+	volatile uint32_t *p;
+	if (parse_buf_args(nb_params, params, "rec_check", &addr, &bytes, &seed))
+		return;
+	flush_cpu_dcache();
+	flush_l2_cache();
+	p = (volatile uint32_t *)addr;
+	for (i = 0; i < bytes/4; i++) {
+		if (p[i] != pattern_word(seed, i)) {
+			if (!errors) {
+				first = i;
+				printf("first mismatch at 0x%08lx: 0x%08lx, expected 0x%08lx\n", addr + 4*i,
+					(unsigned long)p[i], (unsigned long)pattern_word(seed, i));
+			}
+			errors++;
+		}
+	}
+	printf("checked 0x%08lx..0x%08lx (seed %lu): %lu word errors\n", addr, addr + bytes - 1, seed, errors);
+	printf("RESULT name=rec_check bytes=%lu errors=%lu first_error_offset=%lu\n", bytes, errors,
+		errors ? first*4 : 0);
+}
+define_command(rec_check, rec_check_handler, "Check a test pattern in DRAM: rec_check <addr> <bytes> [seed]", LITEREC_CMDS);

@@ -7,4 +7,8 @@
 /* BIOS `help` group of the recorder commands (groups 0-8 are listed; 8 is unused here: no SATA). */
 #define LITEREC_CMDS 8
 
+/* Parse a number (decimal, 0x hex, 0 octal): 0 on success, -1 if the whole string is not a number. */
+int literec_parse_ulong(const char *s, unsigned long *v);
+int literec_parse_u64(const char *s, unsigned long long *v);
+
 #endif

@@ -1,0 +1,269 @@
+#
+# This file is part of LiteRecorder.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""NVMe host of one SSD port: queue engine + request sources + statistics, with CSRs.
+
+::
+
+    CPU request FIFO (CSRs) --+
+    request generator --------+--> mux --> NVMeQueueEngine --> completions --> statistics --+--> (ext)
+    external (recorder) ------+
+
+The request generator issues sequential or random block requests in hardware (benchmarks: the CPU
+only starts it and reads the statistics at the end, no CPU work per command).
+"""
+
+from migen import *
+
+from litex.gen import *
+
+from litex.soc.interconnect import stream
+from litex.soc.interconnect.csr import *
+
+from literecorder.cores.nvme.common import *
+from literecorder.cores.nvme.engine import NVMeQueueEngine
+
+SRC_CPU, SRC_GEN, SRC_EXT = range(3)
+
+# Request Generator --------------------------------------------------------------------------------
+
+class NVMeRequestGenerator(LiteXModule):
+    """``count`` requests of ``blocks`` blocks: sequential from ``lba_base``, or random (aligned on
+    ``blocks``, a power of two) in [lba_base, lba_base + lba_mask]; buffers cycle in the DRAM ring
+    [adr_base, adr_base + adr_mask]."""
+    def __init__(self):
+        self.source   = source = stream.Endpoint(request_layout())
+        self.start    = Signal()
+        self.op       = Signal(3)
+        self.random   = Signal()
+        self.lba_base = Signal(64)
+        self.lba_mask = Signal(64)
+        self.blocks   = Signal(32)
+        self.count    = Signal(32)
+        self.adr_base = Signal(32)
+        self.adr_mask = Signal(32)
+        self.seed     = Signal(32, reset=1)
+        self.lba_shift = Signal(4)
+        self.issued   = Signal(32)
+        self.busy     = Signal()
+
+        # # #
+
+        lfsr   = Signal(32)
+        seq    = Signal(64)
+        offset = Signal(32)   # Byte offset in the buffer ring.
+        rnd    = Signal(64)
+        self.comb += [
+            # Random offset aligned on the request size (a power of two).
+            rnd.eq(Cat(lfsr, lfsr ^ 0x5bd1e995) & self.lba_mask & ~(self.blocks - 1)),
+            source.op.eq(self.op),
+            source.lba.eq(self.lba_base + Mux(self.random, rnd, seq)),
+            source.blocks.eq(self.blocks),
+            source.adr.eq(self.adr_base + (offset & self.adr_mask)),
+            source.id.eq(self.issued[:16]),
+            source.valid.eq(self.busy),
+        ]
+        self.sync += [
+            If(self.start,
+                self.busy.eq(self.count != 0),
+                self.issued.eq(0),
+                seq.eq(0),
+                offset.eq(0),
+                lfsr.eq(Mux(self.seed == 0, 1, self.seed)),
+            ).Elif(source.valid & source.ready,
+                self.issued.eq(self.issued + 1),
+                seq.eq(seq + self.blocks),
+                offset.eq(offset + (self.blocks << self.lba_shift)),
+                # Galois LFSR, x^32 + x^22 + x^2 + x + 1.
+                lfsr.eq(Mux(lfsr[0], (lfsr >> 1) ^ 0x80200003, lfsr >> 1)),
+                If(self.issued + 1 == self.count, self.busy.eq(0)),
+            )
+        ]
+
+# Statistics ---------------------------------------------------------------------------------------
+
+class NVMeStatistics(LiteXModule):
+    """Counts the completions passing through (commands, bytes, latency sum/max, errors) and the
+    cycles from ``clear`` to the last completion."""
+    def __init__(self):
+        self.sink      = sink   = stream.Endpoint(completion_layout())
+        self.source    = source = stream.Endpoint(completion_layout())
+        self.clear     = Signal()
+        self.lba_shift = Signal(4)
+        self.now       = Signal(32)
+        self.commands  = Signal(32)
+        self.bytes     = Signal(64)
+        self.lat_sum   = Signal(64)
+        self.lat_max   = Signal(32)
+        self.errors    = Signal(32)
+        self.t_start   = Signal(32)
+        self.t_last    = Signal(32)
+
+        # # #
+
+        self.comb += sink.connect(source)
+        self.sync += [
+            If(self.clear,
+                self.commands.eq(0), self.bytes.eq(0), self.lat_sum.eq(0), self.lat_max.eq(0),
+                self.errors.eq(0), self.t_start.eq(self.now), self.t_last.eq(self.now),
+            ).Elif(sink.valid & sink.ready,
+                self.commands.eq(self.commands + 1),
+                If((sink.op == OP_READ) | (sink.op == OP_WRITE),
+                    self.bytes.eq(self.bytes + (sink.blocks << self.lba_shift))),
+                self.lat_sum.eq(self.lat_sum + sink.latency),
+                If(sink.latency > self.lat_max, self.lat_max.eq(sink.latency)),
+                If(sink.status[:11] != 0, self.errors.eq(self.errors + 1)),
+                self.t_last.eq(self.now),
+            )
+        ]
+
+# NVMe Host ----------------------------------------------------------------------------------------
+
+class NVMeHost(LiteXModule):
+    """Queue engine of one SSD port with its request sources and statistics.
+
+    ``ext_sink`` / ``ext_source``: request/completion streams of an external user (the recorder);
+    selected with the ``source`` CSR field."""
+    def __init__(self, data_width, sq_base, cq_base, prp_base, entries=512, cpu_fifo_depth=16):
+        self.engine    = engine = NVMeQueueEngine(data_width, sq_base, cq_base, prp_base, entries)
+        self.generator = gen    = NVMeRequestGenerator()
+        self.stats     = stats  = NVMeStatistics()
+        self.cpu_fifo  = cpu    = stream.SyncFIFO(request_layout(), cpu_fifo_depth)
+        self.ext_sink   = stream.Endpoint(request_layout())
+        self.ext_source = stream.Endpoint(completion_layout())
+        self.select    = Signal(2)
+        self.windows   = engine.windows
+        self.doorbell  = engine.doorbell
+
+        # # #
+
+        self.comb += [
+            gen.lba_shift.eq(engine.lba_shift),
+            stats.lba_shift.eq(engine.lba_shift),
+            stats.now.eq(engine.now),
+            Case(self.select, {
+                SRC_CPU: cpu.source.connect(engine.sink),
+                SRC_GEN: gen.source.connect(engine.sink),
+                SRC_EXT: self.ext_sink.connect(engine.sink),
+                "default": cpu.source.connect(engine.sink),
+            }),
+            engine.source.connect(stats.sink),
+            If(self.select == SRC_EXT,
+                stats.source.connect(self.ext_source)
+            ).Else(
+                stats.source.ready.eq(1)
+            ),
+        ]
+
+    def add_csr(self):
+        e, gen, st, cpu = self.engine, self.generator, self.stats, self.cpu_fifo
+
+        def storage(name, size, desc, reset=0, target=None):
+            csr = CSRStorage(size, name=name, reset=reset, description=desc)
+            setattr(self, "_" + name, csr)
+            if target is not None:
+                self.comb += target.eq(csr.storage)
+            return csr
+
+        def status(name, sig, desc):
+            csr = CSRStatus(len(sig), name=name, description=desc)
+            setattr(self, "_" + name, csr)
+            self.comb += csr.status.eq(sig)
+            return csr
+
+        # Engine configuration.
+        self._ctrl = CSRStorage(description="Queue engine control.", fields=[
+            CSRField("enable", size=1, description="Run the engine (0: held in reset; set it after the I/O queues were created on the controller)."),
+            CSRField("clear_error", size=1, pulse=True, description="Resume after an error (when no command is outstanding)."),
+            CSRField("stats_clear", size=1, pulse=True, description="Clear the statistics and start their time base."),
+            CSRField("source", size=2, offset=4, description="Request source.", values=[
+                ("``0``", "CPU request FIFO (CSRs)."),
+                ("``1``", "Hardware request generator (benchmarks)."),
+                ("``2``", "External user (recorder datapath)."),
+            ]),
+        ])
+        self.comb += [
+            e.enable.eq(self._ctrl.fields.enable),
+            e.clear_error.eq(self._ctrl.fields.clear_error),
+            st.clear.eq(self._ctrl.fields.stats_clear),
+            self.select.eq(self._ctrl.fields.source),
+        ]
+        storage("qsize",      16, "Entries of the I/O SQ/CQ created on the controller (<= entries of the engine).", e.entries, e.qsize)
+        storage("qd",         16, "Commands in flight (< qsize).", e.entries - 1, e.qd)
+        storage("nsid",       32, "Namespace ID.", 1, e.nsid)
+        storage("lba_shift",   4, "log2 of the LBA size.", 9, e.lba_shift)
+        storage("max_blocks", 17, "Blocks per command (from MDTS); larger requests are split.", 256, e.max_blocks)
+        storage("sq_db_lo",   32, "Bus address of the I/O SQ tail doorbell [31:0].", 0, e.sq_db[:32])
+        storage("sq_db_hi",   32, "Bus address of the I/O SQ tail doorbell [63:32].", 0, e.sq_db[32:])
+        storage("cq_db_lo",   32, "Bus address of the I/O CQ head doorbell [31:0].", 0, e.cq_db[:32])
+        storage("cq_db_hi",   32, "Bus address of the I/O CQ head doorbell [63:32].", 0, e.cq_db[32:])
+        storage("timeout",    32, "Command timeout: cycles without a completion while commands are outstanding (0: off).", 0, e.timeout)
+
+        # Engine status.
+        self._status = CSRStatus(description="Queue engine status.", fields=[
+            CSRField("ready", size=1, description="Initialized and accepting requests."),
+            CSRField("error", size=1, description="Stopped on an error status or a timeout (see err_*)."),
+            CSRField("outstanding", size=13, offset=8, description="Commands in flight."),
+        ])
+        self.comb += [
+            self._status.fields.ready.eq(e.ready),
+            self._status.fields.error.eq(e.error),
+            self._status.fields.outstanding.eq(e.outstanding),
+        ]
+        status("err_status", e.err_status, "Status field of the failing command's CQE (0x7fff: command timeout).")
+        status("err_lba_lo", e.err_lba[:32], "Starting LBA of the failing (or oldest timed-out) command [31:0].")
+        status("err_lba_hi", e.err_lba[32:], "Starting LBA of the failing command [63:32].")
+        status("err_info",   Cat(e.err_cid, e.err_op), "CID (15:0) and request operation (18:16) of the failing command.")
+        status("submitted",  e.submitted, "Commands submitted since enable.")
+        status("completed",  e.completed, "Commands completed since enable.")
+        status("sq_doorbells", e.sq_doorbells, "SQ tail doorbell writes.")
+        status("cq_doorbells", e.cq_doorbells, "CQ head doorbell writes.")
+
+        # CPU requests.
+        storage("req_op",     3, "Request operation: 0 read, 1 write, 2 flush, 3 deallocate, 4 write zeroes.", 0, cpu.sink.op)
+        storage("req_lba_lo", 32, "Request starting LBA [31:0].", 0, cpu.sink.lba[:32])
+        storage("req_lba_hi", 32, "Request starting LBA [63:32].", 0, cpu.sink.lba[32:])
+        storage("req_blocks", 32, "Request blocks.", 0, cpu.sink.blocks)
+        storage("req_adr",    32, "Request buffer bus address.", 0, cpu.sink.adr)
+        storage("req_id",     16, "Request ID.", 0, cpu.sink.id)
+        self._req_push = CSR(name="req_push")
+        self.comb += cpu.sink.valid.eq(self._req_push.re)
+        pushes = Signal(32)
+        self.sync += If(st.clear, pushes.eq(0)).Elif(self._req_push.re, pushes.eq(pushes + 1))
+        status("req_level", cpu.level, "Requests waiting in the CPU FIFO.")
+        status("req_pushes", pushes, "CPU request pushes since the statistics were cleared.")
+
+        # Generator.
+        self._gen_ctrl = CSRStorage(description="Request generator.", fields=[
+            CSRField("start",  size=1, pulse=True, description="Start issuing ``gen_count`` requests."),
+            CSRField("random", size=1, description="Random LBAs (aligned on the request size) instead of sequential."),
+            CSRField("op",     size=3, offset=4, description="Operation (as req_op)."),
+        ])
+        self.comb += [
+            gen.start.eq(self._gen_ctrl.fields.start),
+            gen.random.eq(self._gen_ctrl.fields.random),
+            gen.op.eq(self._gen_ctrl.fields.op),
+        ]
+        storage("gen_lba_lo",  32, "First LBA [31:0].", 0, gen.lba_base[:32])
+        storage("gen_lba_hi",  32, "First LBA [63:32].", 0, gen.lba_base[32:])
+        storage("gen_mask_lo", 32, "Random LBA range - 1 [31:0] (power of two - 1).", 0, gen.lba_mask[:32])
+        storage("gen_mask_hi", 32, "Random LBA range - 1 [63:32].", 0, gen.lba_mask[32:])
+        storage("gen_blocks",  32, "Blocks per request.", 0, gen.blocks)
+        storage("gen_count",   32, "Requests.", 0, gen.count)
+        storage("gen_adr",     32, "Buffer ring base (bus address).", 0, gen.adr_base)
+        storage("gen_adr_mask", 32, "Buffer ring size - 1 (power of two - 1).", 0, gen.adr_mask)
+        storage("gen_seed",    32, "LFSR seed of the random LBAs.", 1, gen.seed)
+        status("gen_issued", gen.issued, "Requests issued by the generator.")
+        status("gen_busy",   gen.busy, "Generator issuing.")
+
+        # Statistics.
+        status("st_commands", st.commands, "Commands completed since stats_clear.")
+        status("st_bytes_lo", st.bytes[:32], "Bytes transferred [31:0].")
+        status("st_bytes_hi", st.bytes[32:], "Bytes transferred [63:32].")
+        status("st_lat_sum_lo", st.lat_sum[:32], "Sum of command latencies (cycles) [31:0].")
+        status("st_lat_sum_hi", st.lat_sum[32:], "Sum of command latencies (cycles) [63:32].")
+        status("st_lat_max", st.lat_max, "Maximum command latency (cycles).")
+        status("st_errors",  st.errors, "Commands completed with an error status.")
+        status("st_elapsed", st.t_last - st.t_start, "Cycles from stats_clear to the last completion.")

@@ -1,0 +1,593 @@
+// This file is part of LiteRecorder.
+// SPDX-License-Identifier: BSD-2-Clause
+//
+// NVMe BIOS commands.
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <generated/csr.h>
+#include <generated/soc.h>
+#include <generated/mem.h>
+
+#include <bios/command.h>
+
+#include "literec.h"
+#include "pcie.h"
+#include "nvme.h"
+
+#ifdef CSR_NVME0_BASE
+
+#define REG(port, name)   (nvme_csr_base(port) + (CSR_NVME0_##name##_ADDR - CSR_NVME0_BASE))
+#define RD(port, name)    csr_read_simple(REG(port, name))
+#define WR(port, name, v) csr_write_simple((v), REG(port, name))
+
+static int get_port(int nb_params, char **params, int idx, int *port)
+{
+	unsigned long v;
+	*port = 0;
+	if (nb_params <= idx)
+		return 0;
+	if (literec_parse_ulong(params[idx], &v) || v >= (unsigned long)pcie_nports()) {
+		printf("Error: invalid port '%s': allowed 0..%d\n", params[idx], pcie_nports() - 1);
+		return -1;
+	}
+	*port = v;
+	return 0;
+}
+
+static int need_init(int port)
+{
+	if (!nvme_ctrls[port].initialized) {
+		printf("Error: nvme%d: %s\n", port, nvme_strerror(NVME_ERR_NO_INIT));
+		return -1;
+	}
+	return 0;
+}
+
+/* Prints a driver/NVMe error with its details. */
+static void report(int port, const char *what, int r)
+{
+	if (r == NVME_ERR_PCIE)
+		printf("Error: nvme%d: %s: %s (%s)\n", port, what, nvme_strerror(r),
+			pcie_strerror(nvme_ctrls[port].last_pcie_error));
+	else if (r > 0)
+		printf("Error: nvme%d: %s failed: %s\n", port, what, nvme_status_str(r));
+	else
+		printf("Error: nvme%d: %s: %s\n", port, what, nvme_strerror(r));
+}
+
+static void report_engine(int port)
+{
+	struct nvme_engine_status st;
+	static const char *ops[] = {"read", "write", "flush", "deallocate", "write-zeroes", "?", "?", "?"};
+	nvme_engine_status(port, &st);
+	if (!st.error)
+		return;
+	printf("Error: nvme%d: %s command (CID %lu) at LBA %llu: %s\n", port, ops[st.err_op & 7],
+		(unsigned long)st.err_cid, (unsigned long long)st.err_lba, nvme_status_str(st.err_status));
+	printf("  engine stopped: %lu submitted, %lu completed, %d outstanding; nvme_init to recover\n",
+		(unsigned long)st.submitted, (unsigned long)st.completed, st.outstanding);
+}
+
+/* Decimal fixed point: v / 10^d. */
+static void print_fixed(uint64_t v, int d)
+{
+	uint64_t p = 1;
+	int i;
+	for (i = 0; i < d; i++)
+		p *= 10;
+	printf("%llu.%0*llu", (unsigned long long)(v/p), d, (unsigned long long)(v % p));
+}
+
+/* nvme_init ------------------------------------------------------------------------------------- */
+
+static void nvme_init_handler(int nb_params, char **params)
+{
+	int port, r;
+	struct nvme_ctrl *c;
+	if (get_port(nb_params, params, 0, &port))
+		return;
+	r = nvme_init(port, 1);
+	if (r) {
+		report(port, "init", r);
+		printf("RESULT name=nvme_init port=%d ok=0 error=%d\n", port, r);
+		return;
+	}
+	c = &nvme_ctrls[port];
+	printf("nvme%d: %s, NVMe %lu.%lu, %llu x %lu B (%llu MB), I/O queue of %d entries (QD %d), %lu KiB per command\n",
+		port, c->model, (unsigned long)(c->vs >> 16), (unsigned long)((c->vs >> 8) & 0xff),
+		(unsigned long long)c->nsze, (unsigned long)c->lba_size,
+		(unsigned long long)((c->nsze << c->lba_shift)/1000000), c->io_qsize, c->io_qd,
+		(unsigned long)(c->max_xfer >> 10));
+	printf("RESULT name=nvme_init port=%d ok=1 nsze=%llu lba_size=%lu qsize=%d max_xfer=%lu\n", port,
+		(unsigned long long)c->nsze, (unsigned long)c->lba_size, c->io_qsize, (unsigned long)c->max_xfer);
+}
+define_command(nvme_init, nvme_init_handler, "Initialize the NVMe controller and its I/O queue: nvme_init [port]", LITEREC_CMDS);
+
+/* nvme_id --------------------------------------------------------------------------------------- */
+
+static void nvme_id_handler(int nb_params, char **params)
+{
+	int port;
+	struct nvme_ctrl *c;
+	if (get_port(nb_params, params, 0, &port) || need_init(port))
+		return;
+	c = &nvme_ctrls[port];
+	printf("nvme%d identity:\n", port);
+	printf("  model         : %s\n", c->model);
+	printf("  serial        : %s\n", c->serial);
+	printf("  firmware      : %s\n", c->fw);
+	printf("  PCI vendor    : %04x (subsystem %04x)\n", c->vid, c->ssvid);
+	printf("  version       : NVMe %lu.%lu.%lu\n", (unsigned long)(c->vs >> 16),
+		(unsigned long)((c->vs >> 8) & 0xff), (unsigned long)(c->vs & 0xff));
+	printf("  namespace %lu  : %llu LBAs of %lu B = %llu MB (capacity %llu, used %llu LBAs)\n",
+		(unsigned long)c->nsid, (unsigned long long)c->nsze, (unsigned long)c->lba_size,
+		(unsigned long long)((c->nsze << c->lba_shift)/1000000), (unsigned long long)c->ncap,
+		(unsigned long long)c->nuse);
+	printf("  LBA formats   : %d (using #%d)\n", c->nlbaf, c->flbas);
+	if (c->mdts)
+		printf("  MDTS          : %lu KiB\n", (unsigned long)((4096u << c->mdts) >> 10));
+	else
+		printf("  MDTS          : no limit\n");
+	printf("  write cache   : %s\n", (c->vwc & 1) ? "present" : "none");
+	printf("  ONCS          : 0x%04x (Dataset Management %s, Write Zeroes %s)\n", c->oncs,
+		(c->oncs & (1 << 2)) ? "yes" : "no", (c->oncs & (1 << 3)) ? "yes" : "no");
+	printf("  CAP           : 0x%016llx (MQES %d, DSTRD %d, TO %lu ms)\n", (unsigned long long)c->cap,
+		c->mqes, c->dstrd, (unsigned long)c->to_ms);
+	printf("  temperatures  : warning %d C, critical %d C\n", c->wctemp ? c->wctemp - 273 : 0,
+		c->cctemp ? c->cctemp - 273 : 0);
+	printf("RESULT name=nvme_id port=%d vid=0x%04x nsze=%llu lba_size=%lu mdts=%d vwc=%d oncs=0x%04x model=\"%s\" serial=\"%s\" fw=\"%s\"\n",
+		port, c->vid, (unsigned long long)c->nsze, (unsigned long)c->lba_size, c->mdts, c->vwc & 1,
+		c->oncs, c->model, c->serial, c->fw);
+}
+define_command(nvme_id, nvme_id_handler, "Identity of the controller and namespace: nvme_id [port]", LITEREC_CMDS);
+
+/* nvme_smart ------------------------------------------------------------------------------------ */
+
+static uint64_t le64p(volatile uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+	for (i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint32_t le32p(volatile uint8_t *p)
+{
+	return p[0] | (p[1] << 8) | (p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static void nvme_smart_handler(int nb_params, char **params)
+{
+	int port, r, temp;
+	volatile uint8_t *b;
+	uint64_t dur, duw;
+	if (get_port(nb_params, params, 0, &port) || need_init(port))
+		return;
+	r = nvme_get_log(port, 0x02, 0xffffffff, 512, &b);
+	if (r) {
+		report(port, "Get Log Page (SMART / Health Information)", r);
+		return;
+	}
+	temp = (b[1] | (b[2] << 8)) - 273;
+	dur  = le64p(b + 32);
+	duw  = le64p(b + 48);
+	printf("nvme%d SMART / health:\n", port);
+	printf("  critical warning   : 0x%02x%s\n", b[0], b[0] ? " (see NVMe SMART log byte 0)" : " (none)");
+	printf("  temperature        : %d C\n", temp);
+	printf("  available spare    : %d %% (threshold %d %%)\n", b[3], b[4]);
+	printf("  percentage used    : %d %%\n", b[5]);
+	printf("  data units read    : %llu (%llu MB)\n", (unsigned long long)dur, (unsigned long long)(dur*512/1000));
+	printf("  data units written : %llu (%llu MB)\n", (unsigned long long)duw, (unsigned long long)(duw*512/1000));
+	printf("  host read commands : %llu\n", (unsigned long long)le64p(b + 64));
+	printf("  host write commands: %llu\n", (unsigned long long)le64p(b + 80));
+	printf("  busy time          : %llu min\n", (unsigned long long)le64p(b + 96));
+	printf("  power cycles       : %llu, power-on hours %llu, unsafe shutdowns %llu\n",
+		(unsigned long long)le64p(b + 112), (unsigned long long)le64p(b + 128), (unsigned long long)le64p(b + 144));
+	printf("  media errors       : %llu, error log entries %llu\n", (unsigned long long)le64p(b + 160),
+		(unsigned long long)le64p(b + 176));
+	printf("  thermal management : TMT1 %lu transitions / %lu s, TMT2 %lu transitions / %lu s\n",
+		(unsigned long)le32p(b + 216), (unsigned long)le32p(b + 224), (unsigned long)le32p(b + 220),
+		(unsigned long)le32p(b + 228));
+	printf("  warning/critical temperature time: %lu / %lu min\n", (unsigned long)le32p(b + 192),
+		(unsigned long)le32p(b + 196));
+	printf("RESULT name=nvme_smart port=%d critical_warning=%d temperature_c=%d available_spare=%d percentage_used=%d data_units_read=%llu data_units_written=%llu host_reads=%llu host_writes=%llu media_errors=%llu error_entries=%llu tmt1_count=%lu tmt1_seconds=%lu tmt2_count=%lu tmt2_seconds=%lu\n",
+		port, b[0], temp, b[3], b[5], (unsigned long long)dur, (unsigned long long)duw,
+		(unsigned long long)le64p(b + 64), (unsigned long long)le64p(b + 80),
+		(unsigned long long)le64p(b + 160), (unsigned long long)le64p(b + 176),
+		(unsigned long)le32p(b + 216), (unsigned long)le32p(b + 224),
+		(unsigned long)le32p(b + 220), (unsigned long)le32p(b + 228));
+}
+define_command(nvme_smart, nvme_smart_handler, "SMART / health log: nvme_smart [port]", LITEREC_CMDS);
+
+/* nvme_errlog ----------------------------------------------------------------------------------- */
+
+static void nvme_errlog_handler(int nb_params, char **params)
+{
+	int port, r, i, shown = 0;
+	volatile uint8_t *b;
+	if (get_port(nb_params, params, 0, &port) || need_init(port))
+		return;
+	r = nvme_get_log(port, 0x01, 0xffffffff, 4096, &b);
+	if (r) {
+		report(port, "Get Log Page (Error Information)", r);
+		return;
+	}
+	for (i = 0; i < 64; i++) {
+		volatile uint8_t *e = b + 64*i;
+		uint64_t count = le64p(e);
+		int status = (e[12] | (e[13] << 8)) >> 1;
+		if (count == 0)
+			continue;
+		printf("  #%llu: SQ %d CID %d LBA %llu NSID %lu: %s\n", (unsigned long long)count,
+			e[8] | (e[9] << 8), e[10] | (e[11] << 8), (unsigned long long)le64p(e + 16),
+			(unsigned long)le32p(e + 24), nvme_status_str(status));
+		shown++;
+	}
+	printf("nvme%d: %d error log entries\n", port, shown);
+	printf("RESULT name=nvme_errlog port=%d entries=%d\n", port, shown);
+}
+define_command(nvme_errlog, nvme_errlog_handler, "Error Information log: nvme_errlog [port]", LITEREC_CMDS);
+
+/* nvme_feature ---------------------------------------------------------------------------------- */
+
+static void nvme_feature_handler(int nb_params, char **params)
+{
+	unsigned long fid, val;
+	uint32_t dw0;
+	int port, r, set = nb_params >= 2;
+	if (nb_params < 1) {
+		printf("nvme_feature <fid> [value] [port]   (4: temperature threshold, 6: write cache, 7: queues)\n");
+		return;
+	}
+	if (literec_parse_ulong(params[0], &fid) || fid > 0xff) {
+		printf("Error: invalid feature identifier '%s': 0x00..0xff\n", params[0]);
+		return;
+	}
+	if (set && (literec_parse_ulong(params[1], &val) || val > 0xffffffffUL)) {
+		printf("Error: invalid value '%s': a 32-bit number\n", params[1]);
+		return;
+	}
+	if (get_port(nb_params, params, 2, &port) || need_init(port))
+		return;
+	r = set ? nvme_set_feature(port, fid, val, &dw0) : nvme_get_feature(port, fid, 0, &dw0);
+	if (r) {
+		report(port, set ? "Set Features" : "Get Features", r);
+		return;
+	}
+	printf("nvme%d: feature 0x%02lx %s 0x%08lx", port, fid, set ? "set, result" : "=", (unsigned long)dw0);
+	if (fid == 0x04 && !set)
+		printf(" (temperature threshold %ld C)", (long)(dw0 & 0xffff) - 273);
+	if (fid == 0x07)
+		printf(" (%lu I/O SQs, %lu I/O CQs allocated)", (unsigned long)(dw0 & 0xffff) + 1,
+			(unsigned long)(dw0 >> 16) + 1);
+	if (fid == 0x06 && !set)
+		printf(" (volatile write cache %s)", (dw0 & 1) ? "enabled" : "disabled");
+	printf("\nRESULT name=nvme_feature port=%d fid=0x%02lx value=0x%08lx\n", port, fid, (unsigned long)dw0);
+}
+define_command(nvme_feature, nvme_feature_handler, "Get/Set Features: nvme_feature <fid> [value] [port]", LITEREC_CMDS);
+
+/* I/O commands ---------------------------------------------------------------------------------- */
+
+static void io_result(int port, const char *name, int op, uint64_t lba, uint32_t blocks, uint32_t addr,
+	int r, uint64_t cycles)
+{
+	struct nvme_ctrl *c = &nvme_ctrls[port];
+	uint64_t bytes = (op == NVME_OP_READ || op == NVME_OP_WRITE) ? ((uint64_t)blocks << c->lba_shift) : 0;
+	uint64_t us = cycles*1000000/CONFIG_CLOCK_FREQUENCY;
+	if (r) {
+		if (r == NVME_ERR_ENGINE)
+			report_engine(port);
+		else if (r != NVME_ERR_ARG)
+			report(port, name, r);
+		printf("RESULT name=%s port=%d ok=0 error=%d\n", name, port, r);
+		return;
+	}
+	printf("nvme%d: %s LBA %llu, %lu blocks", port, name, (unsigned long long)lba, (unsigned long)blocks);
+	if (bytes)
+		printf(" (%llu bytes, buffer 0x%08lx)", (unsigned long long)bytes, (unsigned long)addr);
+	printf(": OK in %llu us\n", (unsigned long long)us);
+	printf("RESULT name=%s port=%d ok=1 lba=%llu blocks=%lu bytes=%llu cycles=%llu\n", name, port,
+		(unsigned long long)lba, (unsigned long)blocks, (unsigned long long)bytes,
+		(unsigned long long)cycles);
+}
+
+static void rw_handler(int op, const char *name, int nb_params, char **params)
+{
+	unsigned long long lba, blocks, addr = PCIE_DRAM_WINDOW_BASE;
+	uint64_t cycles = 0;
+	int port, r;
+	if (nb_params < 2) {
+		printf("%s <lba> <blocks> [addr] [port]   (addr: bus address in the DRAM window, default 0x%08lx)\n",
+			name, (unsigned long)PCIE_DRAM_WINDOW_BASE);
+		return;
+	}
+	if (literec_parse_u64(params[0], &lba)) {
+		printf("Error: invalid LBA '%s'\n", params[0]);
+		return;
+	}
+	if (literec_parse_u64(params[1], &blocks)) {
+		printf("Error: invalid block count '%s'\n", params[1]);
+		return;
+	}
+	if (nb_params > 2 && literec_parse_u64(params[2], &addr)) {
+		printf("Error: invalid address '%s'\n", params[2]);
+		return;
+	}
+	if (get_port(nb_params, params, 3, &port))
+		return;
+	if (nvme_io_check(port, op, lba, blocks, addr))
+		return;
+	r = nvme_io(port, op, lba, blocks, addr, &cycles);
+	io_result(port, name, op, lba, blocks, addr, r, cycles);
+}
+
+static void nvme_read_handler(int nb_params, char **params)  { rw_handler(NVME_OP_READ, "nvme_read", nb_params, params); }
+static void nvme_write_handler(int nb_params, char **params) { rw_handler(NVME_OP_WRITE, "nvme_write", nb_params, params); }
+define_command(nvme_read, nvme_read_handler, "Read blocks into memory: nvme_read <lba> <blocks> [addr] [port]", LITEREC_CMDS);
+define_command(nvme_write, nvme_write_handler, "Write blocks from memory: nvme_write <lba> <blocks> [addr] [port]", LITEREC_CMDS);
+
+static void nvme_flush_handler(int nb_params, char **params)
+{
+	uint64_t cycles = 0;
+	int port, r;
+	if (get_port(nb_params, params, 0, &port))
+		return;
+	if (nvme_io_check(port, NVME_OP_FLUSH, 0, 0, 0))
+		return;
+	r = nvme_io(port, NVME_OP_FLUSH, 0, 0, 0, &cycles);
+	io_result(port, "nvme_flush", NVME_OP_FLUSH, 0, 0, 0, r, cycles);
+}
+define_command(nvme_flush, nvme_flush_handler, "Flush the volatile write cache: nvme_flush [port]", LITEREC_CMDS);
+
+static void range_handler(int op, const char *name, uint16_t oncs_bit, int nb_params, char **params)
+{
+	unsigned long long lba, blocks;
+	uint64_t cycles = 0;
+	int port, r;
+	if (nb_params < 2) {
+		printf("%s <lba> <blocks> [port]\n", name);
+		return;
+	}
+	if (literec_parse_u64(params[0], &lba) || literec_parse_u64(params[1], &blocks)) {
+		printf("Error: invalid LBA or block count\n");
+		return;
+	}
+	if (get_port(nb_params, params, 2, &port))
+		return;
+	if (nvme_io_check(port, op, lba, blocks, 0))
+		return;
+	if (!(nvme_ctrls[port].oncs & oncs_bit)) {
+		printf("Error: nvme%d does not support %s (ONCS 0x%04x)\n", port, name, nvme_ctrls[port].oncs);
+		return;
+	}
+	r = nvme_io(port, op, lba, blocks, 0, &cycles);
+	io_result(port, name, op, lba, blocks, 0, r, cycles);
+}
+
+static void nvme_trim_handler(int nb_params, char **params)  { range_handler(NVME_OP_DEALLOCATE, "nvme_trim", 1 << 2, nb_params, params); }
+static void nvme_zero_handler(int nb_params, char **params)  { range_handler(NVME_OP_WRITE_ZEROES, "nvme_zero", 1 << 3, nb_params, params); }
+define_command(nvme_trim, nvme_trim_handler, "Deallocate blocks (Dataset Management): nvme_trim <lba> <blocks> [port]", LITEREC_CMDS);
+define_command(nvme_zero, nvme_zero_handler, "Write Zeroes: nvme_zero <lba> <blocks> [port]", LITEREC_CMDS);
+
+/* nvme_shutdown / nvme_status / nvme_timeout ------------------------------------------------------ */
+
+static void nvme_shutdown_handler(int nb_params, char **params)
+{
+	int port, r;
+	if (get_port(nb_params, params, 0, &port))
+		return;
+	r = nvme_shutdown(port);
+	if (r) {
+		report(port, "shutdown", r);
+		return;
+	}
+	printf("nvme%d: shutdown complete (CSTS.SHST = 10b); nvme_init to use it again\n", port);
+	printf("RESULT name=nvme_shutdown port=%d ok=1\n", port);
+}
+define_command(nvme_shutdown, nvme_shutdown_handler, "Clean shutdown (CC.SHN): nvme_shutdown [port]", LITEREC_CMDS);
+
+static void nvme_status_handler(int nb_params, char **params)
+{
+	struct nvme_engine_status st;
+	uint32_t csts;
+	int port, err;
+	if (get_port(nb_params, params, 0, &port))
+		return;
+	nvme_engine_status(port, &st);
+	printf("nvme%d: %s\n", port, nvme_ctrls[port].initialized ? "initialized" : "not initialized");
+	if (pcie_devs[port].present) {
+		csts = nvme_csts(port, &err);
+		if (err)
+			printf("  CSTS: unreadable (%s)\n", pcie_strerror(nvme_ctrls[port].last_pcie_error));
+		else
+			printf("  CSTS 0x%08lx: RDY %lu, CFS %lu, SHST %lu\n", (unsigned long)csts,
+				(unsigned long)(csts & 1), (unsigned long)((csts >> 1) & 1), (unsigned long)((csts >> 2) & 3));
+	}
+	printf("  engine: %s%s, %d outstanding, %lu submitted, %lu completed, doorbells SQ %lu / CQ %lu, QD %d\n",
+		st.ready ? "ready" : "off", st.error ? ", STOPPED ON ERROR" : "", st.outstanding,
+		(unsigned long)st.submitted, (unsigned long)st.completed, (unsigned long)st.sq_doorbells,
+		(unsigned long)st.cq_doorbells, nvme_ctrls[port].io_qd);
+	if (st.error)
+		report_engine(port);
+	printf("RESULT name=nvme_status port=%d initialized=%d ready=%d error=%d err_status=0x%04lx err_lba=%llu outstanding=%d submitted=%lu completed=%lu\n",
+		port, nvme_ctrls[port].initialized, st.ready, st.error, (unsigned long)st.err_status,
+		(unsigned long long)st.err_lba, st.outstanding, (unsigned long)st.submitted,
+		(unsigned long)st.completed);
+}
+define_command(nvme_status, nvme_status_handler, "Controller and queue engine status: nvme_status [port]", LITEREC_CMDS);
+
+static void nvme_timeout_handler(int nb_params, char **params)
+{
+	unsigned long ms;
+	int port;
+	if (nb_params < 1) {
+		printf("nvme_timeout <ms> [port]   (command timeout and bound of the CAP.TO waits; now %lu ms)\n",
+			(unsigned long)(nvme_ctrls[0].timeout_ms ? nvme_ctrls[0].timeout_ms : 1000));
+		return;
+	}
+	if (literec_parse_ulong(params[0], &ms) || ms == 0 || ms > 60000) {
+		printf("Error: invalid timeout '%s': 1..60000 ms\n", params[0]);
+		return;
+	}
+	if (get_port(nb_params, params, 1, &port))
+		return;
+	nvme_ctrls[port].timeout_ms = ms;
+	WR(port, TIMEOUT, (uint32_t)literec_us_to_cycles((uint64_t)ms*1000));
+	printf("nvme%d: command timeout %lu ms\n", port, ms);
+}
+define_command(nvme_timeout, nvme_timeout_handler, "Command timeout in ms (modeled time): nvme_timeout <ms> [port]", LITEREC_CMDS);
+
+/* nvme_bench ------------------------------------------------------------------------------------- */
+
+/* Payload limit of a link direction (MB/s, x1000): lanes x lane rate x MPS / (MPS + overhead),
+ * before the DLLP/SKP share (REFERENCE.md). overhead: 20 B per CplD, 24 B per 4-dword MWr. */
+static uint64_t link_limit_kbps(int gen, int width, int mps, int overhead)
+{
+	/* Lane rates in kB/s: Gen1 250000, Gen2 500000, Gen3 984615, Gen4 1969231. */
+	static const uint64_t lane[] = {0, 250000, 500000, 984615, 1969231};
+	if (gen < 1 || gen > 4)
+		return 0;
+	return lane[gen]*width*mps/(mps + overhead);
+}
+
+static void nvme_bench_handler(int nb_params, char **params)
+{
+	unsigned long kib, qd, mib;
+	int port, random, op, r;
+	struct nvme_ctrl *c;
+	struct nvme_engine_status st;
+	uint64_t blocks, count, range, mask, ring, cycles, bytes, cmds, lat_sum, lat_max, errors, pushes;
+	uint64_t limit, mbps_x1000, iops, t0, timeout;
+	if (nb_params < 5) {
+		printf("nvme_bench <seq|rand> <read|write> <kib> <qd> <mib> [port]\n");
+		return;
+	}
+	if (!strcmp(params[0], "seq")) random = 0;
+	else if (!strcmp(params[0], "rand")) random = 1;
+	else { printf("Error: pattern '%s': allowed seq or rand\n", params[0]); return; }
+	if (!strcmp(params[1], "read")) op = NVME_OP_READ;
+	else if (!strcmp(params[1], "write")) op = NVME_OP_WRITE;
+	else { printf("Error: operation '%s': allowed read or write\n", params[1]); return; }
+	if (get_port(nb_params, params, 5, &port) || need_init(port))
+		return;
+	c = &nvme_ctrls[port];
+	if (literec_parse_ulong(params[2], &kib) || kib == 0 || (kib & (kib - 1)) ||
+	    ((kib*1024) >> c->lba_shift) == 0 || kib > 16384) {
+		printf("Error: command size '%s' KiB: a power of two, at least one LBA (%lu B), at most 16384\n",
+			params[2], (unsigned long)c->lba_size);
+		return;
+	}
+	if (literec_parse_ulong(params[3], &qd) || qd == 0 || qd > (unsigned long)c->io_qsize - 1) {
+		printf("Error: queue depth '%s': 1..%d (I/O queue of %d entries)\n", params[3], c->io_qsize - 1, c->io_qsize);
+		return;
+	}
+	if (literec_parse_ulong(params[4], &mib) || mib == 0 || mib*1024 < kib || mib > 1048576) {
+		printf("Error: total '%s' MiB: at least one command, at most 1048576 MiB\n", params[4]);
+		return;
+	}
+	blocks = ((uint64_t)kib*1024) >> c->lba_shift;
+	count  = (uint64_t)mib*1024/kib;
+	/* Sequential: from LBA 0 (wrapping is not allowed); random: power-of-two range within the namespace. */
+	range = 1;
+	while (range*2 <= c->nsze)
+		range *= 2;
+	if (!random && blocks*count > c->nsze) {
+		printf("Error: %lu MiB do not fit in the namespace (%llu MB)\n", mib,
+			(unsigned long long)((c->nsze << c->lba_shift)/1000000));
+		return;
+	}
+	if (random && range < blocks) {
+		printf("Error: the namespace is smaller than one command\n");
+		return;
+	}
+	mask = range - 1;
+	/* Buffers: a ring of up to 64 MiB at the start of the DRAM window. */
+	ring = 64ULL << 20;
+	if (ring > PCIE_DRAM_WINDOW_SIZE)
+		ring = PCIE_DRAM_WINDOW_SIZE;
+
+	nvme_engine_status(port, &st);
+	if (st.error) {
+		report_engine(port);
+		return;
+	}
+	nvme_engine_set_qd(port, qd);
+	WR(port, GEN_LBA_LO, 0);
+	WR(port, GEN_LBA_HI, 0);
+	WR(port, GEN_MASK_LO, (uint32_t)mask);
+	WR(port, GEN_MASK_HI, (uint32_t)(mask >> 32));
+	WR(port, GEN_BLOCKS, blocks);
+	WR(port, GEN_COUNT, count);
+	WR(port, GEN_ADR, PCIE_DRAM_WINDOW_BASE);
+	WR(port, GEN_ADR_MASK, ring - 1);
+	WR(port, GEN_SEED, 0x1234567);
+	/* Statistics from now on; the generator feeds the engine (no CPU work per command). */
+	WR(port, CTRL, (1 << CSR_NVME0_CTRL_ENABLE_OFFSET) | (1 << CSR_NVME0_CTRL_STATS_CLEAR_OFFSET) |
+		(1 << CSR_NVME0_CTRL_SOURCE_OFFSET));
+	WR(port, GEN_CTRL, (1 << CSR_NVME0_GEN_CTRL_START_OFFSET) | (random << CSR_NVME0_GEN_CTRL_RANDOM_OFFSET) |
+		(op << CSR_NVME0_GEN_CTRL_OP_OFFSET));
+	t0 = literec_cycles();
+	timeout = literec_us_to_cycles(600000000ULL);   /* 600 s of modeled time */
+	for (;;) {
+		nvme_engine_status(port, &st);
+		if (RD(port, ST_COMMANDS) >= count && st.outstanding == 0)
+			break;
+		if (st.error && st.outstanding == 0)
+			break;
+		if (literec_cycles() - t0 > timeout) {
+			printf("Error: benchmark did not finish in 600 s of modeled time\n");
+			break;
+		}
+	}
+	WR(port, CTRL, (1 << CSR_NVME0_CTRL_ENABLE_OFFSET));    /* Back to CPU requests. */
+	nvme_engine_set_qd(port, c->io_qsize - 1);
+	cmds    = RD(port, ST_COMMANDS);
+	bytes   = ((uint64_t)RD(port, ST_BYTES_HI) << 32) | RD(port, ST_BYTES_LO);
+	lat_sum = ((uint64_t)RD(port, ST_LAT_SUM_HI) << 32) | RD(port, ST_LAT_SUM_LO);
+	lat_max = RD(port, ST_LAT_MAX);
+	errors  = RD(port, ST_ERRORS);
+	cycles  = RD(port, ST_ELAPSED);
+	pushes  = RD(port, REQ_PUSHES);
+	if (st.error) {
+		report_engine(port);
+		printf("RESULT name=nvme_bench ok=0 commands=%llu errors=%llu\n", (unsigned long long)cmds,
+			(unsigned long long)errors);
+		return;
+	}
+	if (cycles == 0)
+		cycles = 1;
+	r = op == NVME_OP_READ;
+	/* NVMe Read: the SSD writes (MWr, 24 B overhead); NVMe Write: we send CplD (20 B). */
+	limit = link_limit_kbps(pcie_devs[port].link_gen, pcie_devs[port].link_width, pcie_devs[port].mps, r ? 24 : 20);
+	mbps_x1000 = bytes*(CONFIG_CLOCK_FREQUENCY/1000)/cycles;            /* kB/s = MB/s x 1000 */
+	iops = cmds*CONFIG_CLOCK_FREQUENCY/cycles;
+	printf("nvme%d: %s %s %lu KiB QD %lu: %llu commands, %llu bytes in %llu cycles (%llu us): ",
+		port, params[0], params[1], kib, qd, (unsigned long long)cmds, (unsigned long long)bytes,
+		(unsigned long long)cycles, (unsigned long long)(cycles*1000000/CONFIG_CLOCK_FREQUENCY));
+	print_fixed(mbps_x1000, 3);
+	printf(" MB/s, %llu IOPS\n", (unsigned long long)iops);
+	printf("RESULT name=nvme_bench pattern=%s op=%s kib=%lu qd=%lu commands=%llu bytes=%llu cycles=%llu mbps=",
+		params[0], params[1], kib, qd, (unsigned long long)cmds, (unsigned long long)bytes,
+		(unsigned long long)cycles);
+	print_fixed(mbps_x1000, 3);
+	printf(" iops=%llu lat_mean_us=", (unsigned long long)iops);
+	print_fixed(lat_sum*1000000/(cmds ? cmds : 1)/(CONFIG_CLOCK_FREQUENCY/1000), 3);
+	printf(" lat_max_us=");
+	print_fixed(lat_max*1000000/(CONFIG_CLOCK_FREQUENCY/1000), 3);
+	printf(" link_limit_mbps=");
+	print_fixed(limit, 3);
+	printf(" ratio=");
+	print_fixed(limit ? mbps_x1000*10000/limit : 0, 4);
+	printf(" link_limit_iops=%llu iops_ratio=", (unsigned long long)(limit*1000/((uint64_t)kib*1024)));
+	print_fixed(limit ? iops*((uint64_t)kib*1024)*10000/(limit*1000) : 0, 4);
+	printf(" cpu_requests=%llu cpu_requests_per_cmd=", (unsigned long long)pushes);
+	print_fixed(pushes*1000/(cmds ? cmds : 1), 3);
+	printf("\n");
+}
+define_command(nvme_bench, nvme_bench_handler, "Benchmark: nvme_bench <seq|rand> <read|write> <kib> <qd> <mib> [port]", LITEREC_CMDS);
+
+#endif

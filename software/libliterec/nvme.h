@@ -1,0 +1,98 @@
+// This file is part of LiteRecorder.
+// SPDX-License-Identifier: BSD-2-Clause
+//
+// NVMe host driver: admin queue in the root port's on-chip RAM window (driven by the CPU), one I/O
+// queue pair driven by the hardware queue engine.
+
+#ifndef __LITEREC_NVME_H
+#define __LITEREC_NVME_H
+
+#include <stdint.h>
+
+/* Driver errors (negative); NVMe statuses are returned as positive 15-bit CQE status fields. */
+#define NVME_ERR_PCIE      (-1)   /* a PCIe request to the controller failed (see pcie.h) */
+#define NVME_ERR_TIMEOUT   (-2)   /* no completion within the command timeout */
+#define NVME_ERR_NOT_READY (-3)   /* CSTS.RDY did not follow CC.EN within the timeout */
+#define NVME_ERR_FATAL     (-4)   /* CSTS.CFS: controller fatal status */
+#define NVME_ERR_NO_INIT   (-5)   /* nvme_init has not succeeded on this port */
+#define NVME_ERR_NO_DEVICE (-6)   /* no NVMe controller on the port */
+#define NVME_ERR_ENGINE    (-7)   /* the queue engine stopped (error status or timeout) */
+#define NVME_ERR_ARG       (-8)   /* invalid argument (nothing was sent) */
+
+struct nvme_ctrl {
+	int      initialized;
+	int      last_pcie_error;
+	/* Registers */
+	uint64_t cap;
+	uint32_t vs;
+	int      dstrd;            /* doorbell stride: 4 << dstrd bytes */
+	uint32_t to_ms;            /* CAP.TO */
+	int      mqes;             /* max entries per queue (CAP.MQES + 1) */
+	/* Admin queue state */
+	uint16_t asq_tail, acq_head;
+	uint8_t  acq_phase;
+	uint16_t cid;
+	/* Identify Controller */
+	uint16_t vid, ssvid;
+	char     serial[21], model[41], fw[9];
+	uint8_t  mdts;             /* 2^mdts minimum pages, 0: no limit */
+	uint32_t max_xfer;         /* bytes per command used by the engine */
+	uint16_t oncs;
+	uint8_t  vwc;
+	uint32_t nn;
+	uint16_t wctemp, cctemp;   /* Kelvin */
+	/* Namespace */
+	uint32_t nsid;
+	uint64_t nsze, ncap, nuse;
+	uint32_t lba_size;
+	uint8_t  lba_shift;
+	int      nlbaf, flbas;
+	/* I/O queue pair (hardware engine) */
+	int      io_qsize, io_qd;
+	uint32_t timeout_ms;       /* command timeout and bound of the CAP.TO waits */
+};
+
+extern struct nvme_ctrl nvme_ctrls[];
+
+struct nvme_sqe {
+	uint32_t cdw0, nsid, cdw2, cdw3;
+	uint64_t mptr, prp1, prp2;
+	uint32_t cdw10, cdw11, cdw12, cdw13, cdw14, cdw15;
+};
+
+/* Status field (15 bits: SC 7:0, SCT 10:8, CRD 12:11, M 13, DNR 14) in words. */
+const char *nvme_status_str(int status);
+/* Any return value of this driver in words (driver errors and NVMe statuses). */
+const char *nvme_strerror(int r);
+
+int nvme_init(int port, int verbose);
+int nvme_admin(int port, struct nvme_sqe *sqe, uint32_t *dw0);
+int nvme_shutdown(int port);
+int nvme_get_log(int port, uint8_t lid, uint32_t nsid, uint32_t bytes, volatile uint8_t **buf);
+int nvme_get_feature(int port, uint8_t fid, uint32_t cdw11, uint32_t *value);
+int nvme_set_feature(int port, uint8_t fid, uint32_t cdw11, uint32_t *result);
+
+/* I/O through the hardware queue engine (op: NVME_OP_*; addr: bus address of the DRAM buffer).
+ * Waits for the completion of every command of the request; *cycles gets the elapsed time. */
+#define NVME_OP_READ         0
+#define NVME_OP_WRITE        1
+#define NVME_OP_FLUSH        2
+#define NVME_OP_DEALLOCATE   3
+#define NVME_OP_WRITE_ZEROES 4
+int nvme_io(int port, int op, uint64_t lba, uint32_t blocks, uint32_t addr, uint64_t *cycles);
+/* Checks an I/O request without sending anything: prints the reason and returns NVME_ERR_ARG. */
+int nvme_io_check(int port, int op, uint64_t lba, uint64_t blocks, uint64_t addr);
+
+/* Engine state / registers. */
+struct nvme_engine_status {
+	int      ready, error, outstanding;
+	uint32_t err_status, err_cid, err_op;
+	uint64_t err_lba;
+	uint32_t submitted, completed, sq_doorbells, cq_doorbells;
+};
+void nvme_engine_status(int port, struct nvme_engine_status *s);
+void nvme_engine_set_qd(int port, int qd);
+unsigned long nvme_csr_base(int port);
+uint32_t nvme_csts(int port, int *err);
+
+#endif
