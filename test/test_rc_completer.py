@@ -40,7 +40,7 @@ class Harness(Module):
         self.submodules.sram = SRAMWindow("sram", SRAM_BASE, SRAM_SIZE, DW, fifo_depth=32)
         self.mdl = CompleterWindow("mdl", MDL_BASE, MDL_SIZE, DW)
         self.ro  = CompleterWindow("ro", RO_BASE, RO_SIZE, DW, writable=False)
-        self.submodules.cpl = RCCompleter(rx.req_source, tx.get_port(),
+        self.submodules.cpl = RCCompleter(rx.req_source, tx,
             [self.sram.window, self.mdl, self.ro], DW, max_pending=8, buffer_beats=32)
         self.comb += rx.cpl_source.ready.eq(1)
 

@@ -112,9 +112,9 @@ class NVMeQueueEngine(LiteXModule):
         self.data_width = dw
 
         # Windows (served by the root complex's completer).
-        self.sq_window  = CompleterWindow("sq",  sq_base,  entries*64, dw, writable=False)
-        self.cq_window  = CompleterWindow("cq",  cq_base,  max(4096, entries*16), dw, readable=False)
-        self.prp_window = CompleterWindow("prp", prp_base, entries*4096, dw, writable=False)
+        self.sq_window  = CompleterWindow("sq",  sq_base,  entries*64, dw, writable=False, fast=True)
+        self.cq_window  = CompleterWindow("cq",  cq_base,  max(4096, entries*16), dw, readable=False, fast=True)
+        self.prp_window = CompleterWindow("prp", prp_base, entries*4096, dw, writable=False, fast=True)
         self.windows    = [self.sq_window, self.cq_window, self.prp_window]
         self.prp_base   = prp_base
 

@@ -64,8 +64,10 @@ class CompleterWindow:
         Beat width (the TLP datapath width).
     readable, writable : bool
         A window may refuse one direction (e.g. a submission queue is read-only for the device).
+    fast : bool
+        On-chip memory: its reads go to the completer's fast lane (not queued behind LiteDRAM).
     """
-    def __init__(self, name, base, size, data_width, readable=True, writable=True):
+    def __init__(self, name, base, size, data_width, readable=True, writable=True, fast=False):
         if size < 4096 or size & (size - 1):
             raise ValueError(f"window {name}: size 0x{size:x} must be a power of two >= 4096")
         if base % size:
@@ -78,6 +80,7 @@ class CompleterWindow:
         self.data_width = data_width
         self.readable   = readable
         self.writable   = writable
+        self.fast       = fast   # On-chip (short, fixed latency): served by the fast read lane.
         self.adr_width  = log2_int(size) - log2_int(data_width//8)
         self.rd_cmd     = stream.Endpoint(window_rd_cmd_layout(self.adr_width))
         self.rd_data    = stream.Endpoint([("dat", data_width)])
@@ -238,111 +241,30 @@ def _shift_up(prev, cur, s, ndw):
         cases[i] = out.eq(Cat(prev[32*(ndw - i):], cur[:32*(ndw - i)]))
     return out, Case(s, cases)
 
-# Completer ----------------------------------------------------------------------------------------
+# Completion Lane ----------------------------------------------------------------------------------
 
-class RCCompleter(LiteXModule):
-    """Serves the device's memory requests from ``windows`` (see module docstring).
-
-    Parameters
-    ----------
-    req_source : stream.Endpoint
-        Decoded memory requests from ``RCTLPRX``.
-    tx_port : stream.Endpoint
-        Raw-TLP port of ``RCTLPTX`` for the completions.
-    windows : list of CompleterWindow
-    data_width : int
-    max_pending : int
-        Completions issued to windows and not yet sent (read latency hiding).
-    """
-    def __init__(self, req_source, tx_port, windows, data_width, max_pending=16, buffer_beats=64):
-        check_data_width(data_width)
-        if not windows:
-            raise ValueError("the completer needs at least one window")
-        for a in windows:
-            if a.data_width != data_width:
-                raise ValueError(f"window {a.name}: data_width {a.data_width} != {data_width}")
-            for b in windows:
-                if a is not b and a.base < b.base + b.size and b.base < a.base + a.size:
-                    raise ValueError(f"windows {a.name} and {b.name} overlap")
+class CompletionLane(LiteXModule):
+    """Read requests of some windows, in order: split at MPS, read the windows (several completions
+    in flight), format the completions. ``windows``: list of (completer index, window)."""
+    def __init__(self, windows, tx_port, data_width, wbits, max_pending, request_depth, with_ur):
         dw        = data_width
         ndw       = dw//32
         beat_log2 = log2_int(dw//8)
-        nwin      = len(windows)
-        wbits     = max(1, bits_for(nwin - 1))
-        self.windows = windows
-
-        # Control / status.
-        self.enable        = Signal()        # 0: every request is refused (before NVMe setup).
-        self.mps_log2      = Signal(4, reset=8)
-        self.completer_id  = Signal(16, reset=ROOT_ID)
-        self.rd_refused    = Signal(32)      # Reads answered with UR.
-        self.wr_refused    = Signal(32)      # Writes dropped (outside windows or disabled).
-        self.poisoned      = Signal(32)      # Poisoned writes dropped.
-        self.malformed     = Signal(32)      # Truncated/oversized TLPs dropped.
-        self.refused_adr   = Signal(64)      # Address of the last refused/dropped request.
-        self.rd_served     = Signal(32)      # Completions sent with data.
-        self.wr_bytes      = Signal(48)      # Payload bytes written to windows.
+        self.sink         = stream.Endpoint(split_request_layout(wbits))
+        self.mps_log2     = Signal(4, reset=8)
+        self.completer_id = Signal(16)
+        self.served       = Signal()
 
         # # #
-
-        # Oversized writes are dropped before buffering (the buffer holds whole TLPs) -------------
-        mps_dws = Signal(11)
-        self.comb += mps_dws.eq(1 << (self.mps_log2 - 2))
-        req_layout = rx_request_layout(dw) + [("malformed", 1)]
-        checked = stream.Endpoint(req_layout)
-        oversize = Signal()
-        dropping = Signal()
-        self.comb += oversize.eq(req_source.we & (req_source.len > mps_dws))
-        self.comb += [
-            req_source.connect(checked),
-            If((req_source.first & oversize) | dropping,
-                checked.valid.eq(0),
-                req_source.ready.eq(1),
-            )
-        ]
-        ev_oversize = Signal()
-        self.comb += ev_oversize.eq(req_source.valid & req_source.ready & req_source.first & oversize)
-        self.sync += [
-            If(ev_oversize,
-                dropping.eq(~req_source.last),
-            ).Elif(req_source.valid & req_source.ready & req_source.last,
-                dropping.eq(0)
-            )
-        ]
-
-        # Packet buffer (store and forward) -------------------------------------------------------
-        self.buffer = buf = stream.SyncFIFO(req_layout, buffer_beats, buffered=True)
-        self.comb += checked.connect(buf.sink)
-        # One entry per complete packet: its malformed flag (known at its last beat).
-        self.status = status = stream.SyncFIFO([("malformed", 1)], buffer_beats)
-        self.comb += [
-            status.sink.valid.eq(checked.valid & checked.ready & checked.last),
-            status.sink.malformed.eq(checked.malformed),
-        ]
-        pkt = buf.source
-
-        # Window decode of the request at the head of the buffer ----------------------------------
-        nbytes = Signal(13)
-        self.comb += nbytes.eq(pkt.len << 2)
-        hit     = Signal(nwin)
-        win_idx = Signal(wbits)
-        offset  = Signal(32)
-        for i, w in enumerate(windows):
-            self.comb += hit[i].eq(w.contains(pkt.adr, nbytes) & (pkt.adr[32:] == 0) &
-                ((pkt.we & w.writable) | (~pkt.we & w.readable)))
-            self.comb += If(hit[i], win_idx.eq(i), offset.eq(pkt.adr[:log2_int(w.size)]))
-        any_hit = Signal()
-        self.comb += any_hit.eq((hit != 0) & self.enable)
 
         # Read path: splitter, issue, pending ------------------------------------------------------
         self.splitter = splitter = ReadSplitter(wbits)
         self.comb += splitter.mps_log2.eq(self.mps_log2)
-        split_in = stream.Endpoint(split_request_layout(wbits))
-        split_fifo = stream.SyncFIFO(split_request_layout(wbits), 4)
+        split_fifo = stream.SyncFIFO(split_request_layout(wbits), request_depth, buffered=request_depth > 4)
         self.submodules += split_fifo
         self.comb += [
             split_fifo.source.connect(splitter.sink),
-            split_in.connect(split_fifo.sink),
+            self.sink.connect(split_fifo.sink),
         ]
 
         self.pending = pending = stream.SyncFIFO(completion_desc_layout(wbits), max_pending)
@@ -355,7 +277,7 @@ class RCCompleter(LiteXModule):
         ]
         cmd_ready = Signal()
         cases = {}
-        for i, w in enumerate(windows):
+        for i, w in windows:
             self.comb += [
                 w.rd_cmd.adr.eq(desc.offset[beat_log2:]),
                 w.rd_cmd.beats.eq(beats_needed),
@@ -377,7 +299,7 @@ class RCCompleter(LiteXModule):
         rd_valid  = Signal()
         rd_ready  = Signal()
         cases = {}
-        for i, w in enumerate(windows):
+        for i, w in windows:
             cases[i] = [rd_dat.eq(w.rd_data.dat), rd_valid.eq(w.rd_data.valid),
                 w.rd_data.ready.eq(rd_ready)]
         self.comb += Case(head.window, cases)
@@ -482,9 +404,136 @@ class RCCompleter(LiteXModule):
                 )
             )
         )
-        self.sync += [
-            If(cpl.valid & cpl.ready & cpl.first & ~head.ur, self.rd_served.eq(self.rd_served + 1)),
+        self.comb += self.served.eq(cpl.valid & cpl.ready & cpl.first & ~head.ur)
+
+
+# Completer ----------------------------------------------------------------------------------------
+
+class RCCompleter(LiteXModule):
+    """Serves the device's memory requests from ``windows`` (see module docstring).
+
+    Parameters
+    ----------
+    req_source : stream.Endpoint
+        Decoded memory requests from ``RCTLPRX``.
+    tx : RCTLPTX
+        Its raw-TLP ports carry the completions (one port per read lane).
+    windows : list of CompleterWindow
+    data_width : int
+    max_pending : int
+        Completions issued to windows and not yet sent (read latency hiding).
+    """
+    def __init__(self, req_source, tx, windows, data_width, max_pending=16, buffer_beats=64,
+        slow_depth=64):
+        check_data_width(data_width)
+        if not windows:
+            raise ValueError("the completer needs at least one window")
+        for a in windows:
+            if a.data_width != data_width:
+                raise ValueError(f"window {a.name}: data_width {a.data_width} != {data_width}")
+            for b in windows:
+                if a is not b and a.base < b.base + b.size and b.base < a.base + a.size:
+                    raise ValueError(f"windows {a.name} and {b.name} overlap")
+        dw        = data_width
+        ndw       = dw//32
+        beat_log2 = log2_int(dw//8)
+        nwin      = len(windows)
+        wbits     = max(1, bits_for(nwin - 1))
+        self.windows = windows
+
+        # Control / status.
+        self.enable        = Signal()        # 0: every request is refused (before NVMe setup).
+        self.mps_log2      = Signal(4, reset=8)
+        self.completer_id  = Signal(16, reset=ROOT_ID)
+        self.rd_refused    = Signal(32)      # Reads answered with UR.
+        self.wr_refused    = Signal(32)      # Writes dropped (outside windows or disabled).
+        self.poisoned      = Signal(32)      # Poisoned writes dropped.
+        self.malformed     = Signal(32)      # Truncated/oversized TLPs dropped.
+        self.refused_adr   = Signal(64)      # Address of the last refused/dropped request.
+        self.rd_served     = Signal(32)      # Completions sent with data.
+        self.wr_bytes      = Signal(48)      # Payload bytes written to windows.
+
+        # # #
+
+        # Oversized writes are dropped before buffering (the buffer holds whole TLPs) -------------
+        mps_dws = Signal(11)
+        self.comb += mps_dws.eq(1 << (self.mps_log2 - 2))
+        req_layout = rx_request_layout(dw) + [("malformed", 1)]
+        checked = stream.Endpoint(req_layout)
+        oversize = Signal()
+        dropping = Signal()
+        self.comb += oversize.eq(req_source.we & (req_source.len > mps_dws))
+        self.comb += [
+            req_source.connect(checked),
+            If((req_source.first & oversize) | dropping,
+                checked.valid.eq(0),
+                req_source.ready.eq(1),
+            )
         ]
+        ev_oversize = Signal()
+        self.comb += ev_oversize.eq(req_source.valid & req_source.ready & req_source.first & oversize)
+        self.sync += [
+            If(ev_oversize,
+                dropping.eq(~req_source.last),
+            ).Elif(req_source.valid & req_source.ready & req_source.last,
+                dropping.eq(0)
+            )
+        ]
+
+        # Packet buffer (store and forward) -------------------------------------------------------
+        self.buffer = buf = stream.SyncFIFO(req_layout, buffer_beats, buffered=True)
+        self.comb += checked.connect(buf.sink)
+        # One entry per complete packet: its malformed flag (known at its last beat).
+        self.status = status = stream.SyncFIFO([("malformed", 1)], buffer_beats)
+        self.comb += [
+            status.sink.valid.eq(checked.valid & checked.ready & checked.last),
+            status.sink.malformed.eq(checked.malformed),
+        ]
+        pkt = buf.source
+
+        # Window decode of the request at the head of the buffer ----------------------------------
+        nbytes = Signal(13)
+        self.comb += nbytes.eq(pkt.len << 2)
+        hit     = Signal(nwin)
+        win_idx = Signal(wbits)
+        offset  = Signal(32)
+        for i, w in enumerate(windows):
+            self.comb += hit[i].eq(w.contains(pkt.adr, nbytes) & (pkt.adr[32:] == 0) &
+                ((pkt.we & w.writable) | (~pkt.we & w.readable)))
+            self.comb += If(hit[i], win_idx.eq(i), offset.eq(pkt.adr[:log2_int(w.size)]))
+        any_hit = Signal()
+        self.comb += any_hit.eq((hit != 0) & self.enable)
+
+        # Read lanes: on-chip windows (fast) and the others (LiteDRAM) -------------------------
+        # Completions of different requests may pass each other (PCIe ordering): a small read of a
+        # submission queue or a PRP list is not queued behind bulk data completions.
+        fast_ids = [i for i, w in enumerate(windows) if w.fast]
+        slow_ids = [i for i, w in enumerate(windows) if not w.fast]
+        lanes = []
+        self.fast_lane = CompletionLane([(i, windows[i]) for i in fast_ids], tx.get_port(),
+            data_width, wbits, max_pending, request_depth=4, with_ur=True)
+        lanes.append(self.fast_lane)
+        if slow_ids:
+            self.slow_lane = CompletionLane([(i, windows[i]) for i in slow_ids], tx.get_port(),
+                data_width, wbits, max_pending, request_depth=slow_depth, with_ur=False)
+            lanes.append(self.slow_lane)
+        for lane in lanes:
+            self.comb += [
+                lane.mps_log2.eq(self.mps_log2),
+                lane.completer_id.eq(self.completer_id),
+            ]
+        self.sync += self.rd_served.eq(self.rd_served + sum(lane.served for lane in lanes))
+        split_in = stream.Endpoint(split_request_layout(wbits))
+        to_fast  = Signal()
+        self.comb += to_fast.eq(~any_hit | Array([Constant(int(w.fast), 1) for w in windows])[win_idx])
+        if slow_ids:
+            self.comb += If(to_fast,
+                split_in.connect(self.fast_lane.sink)
+            ).Else(
+                split_in.connect(self.slow_lane.sink)
+            )
+        else:
+            self.comb += split_in.connect(self.fast_lane.sink)
 
         # Dispatch (in order) ----------------------------------------------------------------------
         wr_shift  = Signal(log2_int(ndw) if ndw > 1 else 1)

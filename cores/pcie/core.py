@@ -56,7 +56,7 @@ class RCRootComplex(LiteXModule):
             data_width = dw)
         self.completer = RCCompleter(
             req_source  = rx.req_source,
-            tx_port     = tx.get_port(),
+            tx          = tx,
             windows     = windows,
             data_width  = dw,
             max_pending = max_pending)

@@ -29,7 +29,7 @@ class SRAMWindow(LiteXModule):
         Read beats buffered (bounds the reads in flight).
     """
     def __init__(self, name, base, size, data_width, fifo_depth=32):
-        self.window = w = CompleterWindow(name, base, size, data_width)
+        self.window = w = CompleterWindow(name, base, size, data_width, fast=True)
         dw   = data_width
         ndw  = dw//32
         rows = size//(dw//8)

@@ -462,6 +462,7 @@ static void nvme_bench_handler(int nb_params, char **params)
 	struct nvme_engine_status st;
 	uint64_t blocks, count, range, mask, ring, cycles, bytes, cmds, lat_sum, lat_max, errors, pushes;
 	uint64_t limit, mbps_x1000, iops, t0, timeout;
+	(void)r;
 	if (nb_params < 5) {
 		printf("nvme_bench <seq|rand> <read|write> <kib> <qd> <mib> [port]\n");
 		return;
@@ -560,9 +561,10 @@ static void nvme_bench_handler(int nb_params, char **params)
 	}
 	if (cycles == 0)
 		cycles = 1;
-	r = op == NVME_OP_READ;
-	/* NVMe Read: the SSD writes (MWr, 24 B overhead); NVMe Write: we send CplD (20 B). */
-	limit = link_limit_kbps(pcie_devs[port].link_gen, pcie_devs[port].link_width, pcie_devs[port].mps, r ? 24 : 20);
+	/* NVMe Write: our CplD carry the data (20 B per TLP: 3-dword header + framing + LCRC).
+	 * NVMe Read: the SSD's MWr carry it; the DMA windows lie below 4 GiB, so they have a 3-dword
+	 * header too (20 B; a 64-bit address would cost 24 B). */
+	limit = link_limit_kbps(pcie_devs[port].link_gen, pcie_devs[port].link_width, pcie_devs[port].mps, 20);
 	mbps_x1000 = bytes*(CONFIG_CLOCK_FREQUENCY/1000)/cycles;            /* kB/s = MB/s x 1000 */
 	iops = cmds*CONFIG_CLOCK_FREQUENCY/cycles;
 	printf("nvme%d: %s %s %lu KiB QD %lu: %llu commands, %llu bytes in %llu cycles (%llu us): ",
