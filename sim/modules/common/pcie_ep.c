@@ -127,6 +127,17 @@ static void handle_cfg(pcie_ep_t *ep, pcie_tlp_t *t)
         send_cpl(ep, t, CPL_CRS);
         return;
     }
+    if (ep->ops->cfg_access) {                         /* the device owns its config space */
+        uint32_t v = 0;
+        if (write) memcpy(&v, t->data, 4);
+        int st = ep->ops->cfg_access(ep->dev, write, reg, write ? tlp_fbe(t) : 0xf, &v);
+        if (st != CPL_SC) { send_cpl(ep, t, (unsigned)st); return; }
+        pcie_tlp_t *c = pcie_tlp_alloc(&ep->link.pool);
+        tlp_build_cpl(c, ep->bdf, CPL_SC, 4, tlp_req_id(t), tlp_tag(t), 0, write ? NULL : &v, write ? 0 : 1);
+        send_up(ep, c);
+        ep->dev_kick = 1;
+        return;
+    }
     if (write) {
         uint32_t v;
         memcpy(&v, t->data, 4);

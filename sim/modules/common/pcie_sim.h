@@ -240,6 +240,12 @@ typedef struct pcie_dev_ops {
     ps_t (*tick)(void *dev, ps_t now);
     /* A TLP the ep does not handle itself (messages, bad types). Optional. */
     void (*unhandled)(void *dev, pcie_tlp_t *t);
+    /* Optional: the device answers Type-0 configuration requests to its function itself (a bridge
+     * to another implementation of the function). `reg` is the dword offset, `be` the first DW
+     * byte enables; a read returns the dword in *val, a write passes it in *val. Return CPL_SC or
+     * CPL_UR/CPL_CA. The ep still captures the bus/device number and answers CRS; the device keeps
+     * ep->cs in step for the fields the ep itself uses (Command MEM/BME, BARs, DevCtl MPS/MRRS). */
+    int  (*cfg_access)(void *dev, int write, unsigned reg, unsigned be, uint32_t *val);
 } pcie_dev_ops_t;
 
 typedef struct pcie_dma_job {
