@@ -116,7 +116,7 @@ def qemu_module_args(args, index, run_dir, sys_clk_freq=100e6, data_width=256):
         if have == 0 or have % lba:
             raise ValueError(f"--qemu-image {image}: {have} bytes is not a positive multiple of "
                 f"the LBA size {lba}")
-        size = 0                                   # use the file as it is
+        size = have                                # the file as it is
     else:
         size = parse_size(size_arg, "--qemu-size") if size_arg is not None else DEFAULT_SIZE
         if size <= 0 or size % lba:

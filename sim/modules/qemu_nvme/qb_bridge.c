@@ -210,7 +210,7 @@ static void check_dead(qb_t *b)
     if (b->q.dead && !b->fatal) {
         char tail[1024];
         qbp_alive(&b->q);
-        qbp_log_tail(&b->q, tail, sizeof(tail));
+        qbp_log_tail(&b->q, tail, sizeof(tail), 0);
         set_fatal(b, "%s", b->q.why);
         msg(b, "QEMU log %s ends with:\n%s", b->q.log_path, tail[0] ? tail : "(empty)");
     }

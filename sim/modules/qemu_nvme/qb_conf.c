@@ -63,7 +63,7 @@ static int jnum(json_object *o, const char *k, double *dst, char *err, size_t er
 static const char *known_keys[] = { "index", "sys_clk_hz", "data_width", "qemu_bin", "image",
     "image_size", "lba_size", "log", "serial", "max_ioqpairs", "mdts", "link", "max_tags",
     "start_timeout_ms", "io_timeout_ms", "cmd_timeout_ms", "poll_ns", "block_us", "mem_top",
-    "cpl_timeout_us", "link_latency_ns", "train_us", "verbose", NULL };
+    "cpl_timeout_us", "link_latency_ns", "train_us", "verbose", "drive_opts", NULL };
 
 qb_t *qb_create_json(const char *json, char *err, size_t errlen)
 {
@@ -122,6 +122,10 @@ qb_t *qb_create_json(const char *json, char *err, size_t errlen)
     if (jstr(o, "qemu_bin", c.qemu_bin, sizeof(c.qemu_bin)) || jstr(o, "image", c.image, sizeof(c.image)) ||
         jstr(o, "log", c.log_path, sizeof(c.log_path))) {
         snprintf(err, errlen, "a path argument is too long");
+        goto fail;
+    }
+    if (jstr(o, "drive_opts", c.drive_opts, sizeof(c.drive_opts)) || strpbrk(c.drive_opts, " \t\n")) {
+        snprintf(err, errlen, "drive_opts: at most 255 characters of KEY=VALUE[,KEY=VALUE] without spaces");
         goto fail;
     }
     snprintf(c.serial, sizeof(c.serial), "LRQEMU%d", c.index);

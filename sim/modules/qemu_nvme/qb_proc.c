@@ -41,27 +41,31 @@ uint64_t qb_wall_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* --- children to kill at exit -------------------------------------------------------------------- */
+/* --- children to stop at exit ------------------------------------------------------------------- */
 
-static pid_t children[64];
-static int   atexit_done;
+/* The LiteX simulation ends with exit() at $finish without closing its modules: stop (close the
+ * channel, wait, kill) and reap every QEMU still running. A killed simulation takes QEMU with it
+ * through PR_SET_PDEATHSIG. */
+static qb_proc_t *children[64];
+static int        atexit_done;
 
 void qbp_kill_all(void)
 {
     for (int i = 0; i < 64; i++) {
-        if (children[i] > 0) {
-            kill(children[i], SIGKILL);
-            waitpid(children[i], NULL, 0);
-            children[i] = 0;
+        qb_proc_t *p = children[i];
+        if (p && p->pid > 0) {
+            fprintf(stderr, "[qemu_nvme] stopping QEMU (pid %d) at exit\n", (int)p->pid);
+            qbp_stop(p);
         }
+        children[i] = NULL;
     }
 }
 
-static void track_child(pid_t pid, int add)
+static void track_child(qb_proc_t *p, int add)
 {
     for (int i = 0; i < 64; i++) {
-        if (add && children[i] == 0) { children[i] = pid; break; }
-        if (!add && children[i] == pid) { children[i] = 0; break; }
+        if (add && !children[i]) { children[i] = p; break; }
+        if (!add && children[i] == p) { children[i] = NULL; break; }
     }
     if (add && !atexit_done) { atexit(qbp_kill_all); atexit_done = 1; }
 }
@@ -98,7 +102,7 @@ static void set_dead(qb_proc_t *p, const char *fmt, const char *what)
     }
 }
 
-void qbp_log_tail(const qb_proc_t *p, char *out, size_t n)
+void qbp_log_tail(const qb_proc_t *p, char *out, size_t n, int oneline)
 {
     out[0] = 0;
     int fd = open(p->log_path, O_RDONLY | O_CLOEXEC);
@@ -110,11 +114,25 @@ void qbp_log_tail(const qb_proc_t *p, char *out, size_t n)
     close(fd);
     if (r < 0) r = 0;
     out[r] = 0;
-    /* start at a line boundary, strip the final newline */
+    /* start at a line boundary; not the bridge's own first line (the command line) */
     char *nl = start > 0 ? strchr(out, '\n') : NULL;
     if (nl) memmove(out, nl + 1, strlen(nl + 1) + 1);
+    if (!strncmp(out, "# started by", 12)) {
+        nl = strchr(out, '\n');
+        if (nl) memmove(out, nl + 1, strlen(nl + 1) + 1); else out[0] = 0;
+    }
     size_t l = strlen(out);
     while (l && (out[l - 1] == '\n' || out[l - 1] == '\r')) out[--l] = 0;
+    if (oneline) {
+        char tmp[4096];
+        size_t o = 0;
+        for (size_t i = 0; out[i] && o + 4 < sizeof(tmp); i++) {
+            if (out[i] == '\n') { memcpy(tmp + o, " | ", 3); o += 3; }
+            else if (out[i] != '\r') tmp[o++] = out[i];
+        }
+        tmp[o] = 0;
+        snprintf(out, n, "%s", tmp);
+    }
 }
 
 /* Wait for fd to become readable until deadline (ns); 1 ready, 0 timeout, -1 error. */
@@ -192,9 +210,9 @@ static int request(qb_proc_t *p, int cmd, const void *data, size_t size, const i
     }
     ssize_t r;
     do r = sendmsg(p->sock, &mh, MSG_NOSIGNAL); while (r < 0 && errno == EINTR);
-    if (r < 0) { set_dead(p, "the QEMU channel is closed (sending %s): QEMU exited?", cmd_name(cmd)); return -1; }
-    if ((size_t)r < 16 + size && write_full(p->sock, msg + r, 16 + size - (size_t)r)) {
-        set_dead(p, "the QEMU channel is closed (sending %s): QEMU exited?", cmd_name(cmd));
+    if (r < 0 || ((size_t)r < 16 + size && write_full(p->sock, msg + r, 16 + size - (size_t)r))) {
+        p->sock_closed = 1;
+        set_dead(p, "the QEMU channel is closed (sending %s): QEMU exited", cmd_name(cmd));
         return -1;
     }
     p->requests++;
@@ -222,8 +240,10 @@ static int request(qb_proc_t *p, int cmd, const void *data, size_t size, const i
         snprintf(p->why, sizeof(p->why), "QEMU did not answer a %s request within %.0f ms "
             "(qemu_timeout)", w, p->io_timeout_ms);
         p->dead = 1;
-    } else
+    } else {
+        p->sock_closed = 1;
         set_dead(p, "the QEMU channel closed while waiting for the answer to %s: QEMU exited", cmd_name(cmd));
+    }
     return -1;
 }
 
@@ -271,8 +291,16 @@ int qbp_alive(qb_proc_t *p)
     if (p->pid <= 0) return 0;
     int st;
     pid_t r = waitpid(p->pid, &st, WNOHANG);
+    if (r == 0 && p->dead && p->sock_closed) {
+        /* the channel closed: QEMU is exiting; reap it (bounded) */
+        uint64_t deadline = qb_wall_ns() + 1000000000ull;
+        while ((r = waitpid(p->pid, &st, WNOHANG)) == 0 && qb_wall_ns() < deadline) {
+            struct timespec ts = { 0, 1000000 };
+            nanosleep(&ts, NULL);
+        }
+    }
     if (r == p->pid) {
-        track_child(p->pid, 0);
+        track_child(p, 0);
         p->pid = -1;
         p->exit_status = st;
         char w[96];
@@ -359,11 +387,12 @@ int qbp_start(qb_proc_t *p, const qb_conf_t *c, char *err, size_t errlen)
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qv)) { close(logfd); close(sv[0]); close(sv[1]); snprintf(err, errlen, "socketpair: %s", strerror(errno)); return -1; }
     if (pipe2(ep, O_CLOEXEC)) { close(logfd); close(sv[0]); close(sv[1]); close(qv[0]); close(qv[1]); snprintf(err, errlen, "pipe: %s", strerror(errno)); return -1; }
 
-    char dev[512], drive[1400];
+    char dev[512], drive[1700];
     snprintf(dev, sizeof(dev), "nvme,id=nvme0,serial=%s,drive=d0,max_ioqpairs=%u,mdts=%u,"
         "logical_block_size=%u,physical_block_size=%u", c->serial, c->max_ioqpairs, c->mdts,
         c->lba_size, c->lba_size);
-    snprintf(drive, sizeof(drive), "id=d0,if=none,file=%s,format=raw,discard=unmap", c->image);
+    snprintf(drive, sizeof(drive), "id=d0,if=none,file=%s,format=raw,discard=unmap%s%s", c->image,
+        c->drive_opts[0] ? "," : "", c->drive_opts);
     if (strchr(c->image, ',')) {
         snprintf(err, errlen, "image path %s contains a ',' (not allowed in QEMU's -drive option)", c->image);
         close(logfd); close(sv[0]); close(sv[1]); close(qv[0]); close(qv[1]); close(ep[0]); close(ep[1]);
@@ -429,7 +458,7 @@ int qbp_start(qb_proc_t *p, const qb_conf_t *c, char *err, size_t errlen)
     p->pid = pid;
     p->sock = sv[0];
     p->qmp = qv[0];
-    track_child(pid, 1);
+    track_child(p, 1);
     int er = 0;
     ssize_t n;
     do n = read(ep[0], &er, sizeof(er)); while (n < 0 && errno == EINTR);
@@ -452,8 +481,8 @@ int qbp_start(qb_proc_t *p, const qb_conf_t *c, char *err, size_t errlen)
         if (r == -2) snprintf(err, errlen, "QEMU did not become ready within %.0f ms (start_timeout)", c->start_timeout_ms);
         else {
             qbp_stop(p);
-            qbp_log_tail(p, tail, sizeof(tail));
-            snprintf(err, errlen, "QEMU failed to start (log %s): %s", c->log_path, tail);
+            qbp_log_tail(p, tail, sizeof(tail), 1);
+            snprintf(err, errlen, "QEMU failed to start (log %s): %s", c->log_path, tail[0] ? tail : "no output");
             return -1;
         }
         qbp_stop(p);
@@ -539,7 +568,7 @@ void qbp_stop(qb_proc_t *p)
             waitpid(p->pid, &st, 0);
         }
         p->exit_status = st;
-        track_child(p->pid, 0);
+        track_child(p, 0);
         p->pid = -1;
     }
     if (p->mem) { munmap(p->mem, p->mem_size); p->mem = NULL; }

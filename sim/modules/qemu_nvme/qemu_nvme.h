@@ -34,6 +34,7 @@ typedef struct qb_conf {
     unsigned lba_size;          /* logical block size QEMU is started with */
     char     log_path[1024];
     char     serial[21];
+    char     drive_opts[256];   /* appended to QEMU's -drive option (e.g. cache=none) */
     unsigned max_ioqpairs, mdts;
     int      gen, width;        /* link model */
     unsigned max_tags;
@@ -59,6 +60,7 @@ typedef struct qb_proc {
     uint64_t mem_size;
     double   io_timeout_ms;
     int      dead;              /* the socket failed or QEMU exited */
+    int      sock_closed;       /* the channel was closed by QEMU (it is exiting) */
     int      exit_status;       /* waitpid status once reaped */
     char     log_path[1024];
     char     why[512];          /* first failure */
@@ -81,8 +83,8 @@ int  qbp_mem_write(qb_proc_t *p, uint64_t addr, uint64_t val, unsigned size);
 int  qbp_device_reset(qb_proc_t *p);
 /* Is QEMU still running (reaps it when it exited)? Sets dead/why. */
 int  qbp_alive(qb_proc_t *p);
-/* Last lines of QEMU's log (for error messages). */
-void qbp_log_tail(const qb_proc_t *p, char *out, size_t n);
+/* Last lines of QEMU's own output in its log (for error messages); oneline joins them with " | ". */
+void qbp_log_tail(const qb_proc_t *p, char *out, size_t n, int oneline);
 /* Kill and reap every QEMU started by this process (atexit). */
 void qbp_kill_all(void);
 
