@@ -130,6 +130,7 @@ def test_configuration_space_and_bar(kind, tmp_path):
         assert d.cfg32(0x10) == 0xc000_0004 and d.cfg32(0x14) == 0
         for bar in (0x18, 0x1c, 0x20, 0x24):
             assert d.cfg32(bar) == 0
+        assert d.cfg32(0x100) == 0 and d.cfg32(0xffc) == 0               # no extended capabilities
         # without Command.MEM a BAR read is answered with UR, with it the registers appear
         d.bar0 = 0xc000_0000
         assert d.mmio_read(0x08)[0] == 1
@@ -467,6 +468,19 @@ def test_queue_depth_32_in_one_doorbell(dev):
     cqes = [dev.poll_cqe(4) for _ in range(32)]
     assert all(st(c) == OK for c in cqes) and len({c["cid"] for c in cqes}) == 32
     assert read_image(image_path(dev), 5000 * 512, 32 * 8192) == b"".join(datas)
+
+def test_two_doorbells_in_one_write(dev):
+    """An 8-byte MWr over SQ 1 tail and CQ 1 head (doorbell stride 4): both take effect."""
+    buf = dev.alloc(4096)
+    data = os.urandom(512)
+    dev.write_mem(buf, data)
+    q = dev.queues[1]
+    cid = dev.next_cid()
+    dev.submit(1, [0x01 | (cid << 16), 1, 0, 0, 0, 0, buf, 0, 0, 0, 77, 0, 0], ring=False)
+    dev.lib.ssdh_mmio_write(dev.h, dev.bar0 + dev.db(1), struct.pack("<II", q["tail"], q["head"]), 8)
+    e = dev.poll_cqe(1)
+    assert e["cid"] == cid and st(e) == OK
+    assert read_image(image_path(dev), 77 * 512, 512) == data
 
 def test_asynchronous_event_on_invalid_doorbell(dev):
     cid = dev.next_cid()

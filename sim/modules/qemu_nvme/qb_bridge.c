@@ -852,7 +852,7 @@ static void bar_write(void *dev, int bar, uint64_t off, const uint8_t *buf, unsi
     if (bar != 0 || b->q.dead) return;
     for (unsigned pos = 0; pos < len;) {
         uint64_t o = off + pos;
-        unsigned n = 8;
+        unsigned n = o >= 0x1000 ? 4 : 8;              /* one doorbell per write */
         while (n > 1 && ((o & (n - 1)) || pos + n > len)) n >>= 1;
         uint64_t v = 0;
         memcpy(&v, buf + pos, n);
@@ -959,6 +959,10 @@ static int cfg_access(void *dev, int write, unsigned reg, unsigned be, uint32_t 
         else { *val = pcie_cfg_read32(&b->ep.cs, reg); b->st.cfg_reads++; }
         return CPL_SC;
     }
+    if (reg >= b->cfg_size) {                          /* beyond QEMU's space: reads 0 */
+        if (!write) *val = 0;
+        return CPL_SC;
+    }
     if (!write) {
         uint32_t v;
         if (qbp_cfg_read(&b->q, reg, 4, &v)) { check_dead(b); return CPL_UR; }
@@ -974,7 +978,7 @@ static int cfg_access(void *dev, int write, unsigned reg, unsigned be, uint32_t 
     for (unsigned i = 0; i < 4;) {
         if (!((be >> i) & 1)) { i++; continue; }
         unsigned n = (!(i & 3) && (be & 0xf) == 0xf) ? 4 : (!(i & 1) && ((be >> i) & 3) == 3) ? 2 : 1;
-        if (reg + i + 4 <= 4096 &&
+        if (reg + i + 4 <= b->cfg_size &&
             qbp_cfg_write(&b->q, reg + i, (*val >> (8 * i)) & (n == 4 ? 0xffffffffu : (1u << (8 * n)) - 1), n)) {
             check_dead(b);
             return CPL_UR;
@@ -1067,6 +1071,7 @@ qb_t *qb_create(const qb_conf_t *conf, char *err, size_t errlen)
         if (b->cfg_init[p] == 0x01) b->pm_cap = p;
         p = b->cfg_init[p + 1] & 0xfc;
     }
+    b->cfg_size = b->pcie_cap ? 4096 : 256;            /* PCI Express: extended space */
     uint32_t lo = 0, hi = 0;
     bad = bad || qbp_cfg_write(q, 0x10, 0xffffffff, 4) || qbp_cfg_read(q, 0x10, 4, &lo) ||
         qbp_cfg_write(q, 0x14, 0xffffffff, 4) || qbp_cfg_read(q, 0x14, 4, &hi);

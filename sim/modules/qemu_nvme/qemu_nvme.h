@@ -178,6 +178,7 @@ typedef struct qb {
     unsigned   reg_size;            /* QEMU's register + doorbell region of BAR0 */
     uint8_t    cfg_init[256];       /* QEMU's configuration header + capabilities after start */
     unsigned   pcie_cap, pm_cap;
+    unsigned   cfg_size;            /* 256, or 4096 with a PCI Express capability */
     uint32_t   devctl_sizes;        /* DevCtl MPS/MRRS as the host wrote them */
     /* controller */
     unsigned   dstrd, page_bits;
