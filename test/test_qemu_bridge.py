@@ -456,6 +456,25 @@ def test_full_cq_holds_completions_until_the_head_moves(dev):
     got += [dev.poll_cqe(3)["cid"] for _ in range(3)]
     assert sorted(got) == sorted(cids)
 
+def test_full_cq_is_not_a_qemu_timeout(tmp_path):
+    """Completions QEMU holds because the host leaves its CQ full do not count against QEMU's
+    wall-clock bound."""
+    with make("qemu", tmp_path, timeout_s=0.3) as d:
+        d.bring_up(mps=128)
+        d.create_io_queue(3, size=8, cq_size=2)
+        buf = d.alloc(4096)
+        for i in range(3):
+            d.submit(3, [0x02 | (d.next_cid() << 16), 1, 0, 0, 0, 0, buf, 0, 0, 0, i, 0, 0], ring=False)
+        d.ring(3)
+        assert st(d.poll_cqe(3, ack=False)) == OK                   # a CQ of 2 holds 1
+        t_end = time.time() + 0.8
+        while time.time() < t_end:
+            d.run_us(50)
+        assert d.fatal()[0] is False
+        d.wr32(d.db(3, cq=True), d.queues[3]["head"])
+        assert st(d.poll_cqe(3)) == OK and st(d.poll_cqe(3)) == OK
+        assert d.fatal()[0] is False
+
 def test_queue_depth_32_in_one_doorbell(dev):
     dev.create_io_queue(4, size=64)
     bufs = [dev.alloc(8192) for _ in range(32)]

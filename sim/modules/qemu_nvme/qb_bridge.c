@@ -577,6 +577,10 @@ static void exec_op(qb_t *b, qb_op_t *op)
     uint32_t old_cc = cc ? reg_read32(b, 0x14) : 0;
     if (qbp_mem_write(&b->q, QB_QEMU_BAR_ADDR + op->off, op->val, op->len)) { check_dead(b); return; }
     b->st.bar_writes++;
+    if (op->off >= 0x1000 && op->len == 4 && !((op->off - 0x1000) % (4u << b->dstrd))) {
+        unsigned idx = (unsigned)((op->off - 0x1000) / (4u << b->dstrd));
+        if ((idx & 1) && idx / 2 < b->nq) b->cq[idx / 2].head = (uint32_t)op->val;   /* CQ head */
+    }
     if (!cc) return;
     uint32_t new_cc = reg_read32(b, 0x14);
     if (!(old_cc & 1) && (new_cc & 1)) {
@@ -774,6 +778,19 @@ static void check_wall(qb_t *b)
     uint64_t now = qb_wall_ns();
     if (b->timed_head && now - b->timed_head->t_submit_ns > (uint64_t)(b->c.cmd_timeout_ms * 1e6)) {
         qb_cmd_t *c = b->timed_head;
+        qb_cq_t *cq = &b->cq[b->sq[c->sqid].cqid];
+        if (cq->valid && (cq->seen + 1) % cq->size == cq->head % cq->size) {
+            /* the host leaves its CQ full: the wait is not QEMU's; restart the clock */
+            timed_unlink(b, c);
+            c->t_submit_ns = now;
+            c->timed = 1;
+            c->inext = NULL;
+            c->iprev = b->timed_tail;
+            if (b->timed_tail) b->timed_tail->inext = c; else b->timed_head = c;
+            b->timed_tail = c;
+            b->ntimed++;
+            return;
+        }
         b->st.timeouts++;
         if (!qbp_alive(&b->q)) { check_dead(b); return; }
         set_fatal(b, "QEMU did not complete %s opcode 0x%02x (SQ %u, CID %u) within %.0f ms (qemu_timeout)",

@@ -136,7 +136,7 @@ typedef struct qb_op {              /* a BAR write, forwarded in order */
 } qb_op_t;
 
 typedef struct qb_sq { int valid; uint64_t base; uint32_t size, tail; uint16_t cqid; } qb_sq_t;
-typedef struct qb_cq { int valid; uint64_t base; uint32_t size, seen; int phase; uint32_t outstanding; } qb_cq_t;
+typedef struct qb_cq { int valid; uint64_t base; uint32_t size, seen; int phase; uint32_t outstanding, head; } qb_cq_t;
 
 typedef struct qb_ns {
     int      known;
