@@ -214,8 +214,10 @@ def ssd_module_args(args, index, run_dir, sys_clk_freq=200e6, data_width=256):
         os.makedirs(args.ssd_log, exist_ok=True)
         d["cmd_log"]    = os.path.abspath(os.path.join(args.ssd_log, f"ssd{index}_cmds.csv"))
         d["sample_log"] = os.path.abspath(os.path.join(args.ssd_log, f"ssd{index}_samples.csv"))
-    if len(d["ctl_path"]) > 100:   # sockaddr_un limit
-        d["ctl_path"] = f"/tmp/literec-ssd-{os.getpid()}-{index}.ctl"
+    if len(d["ctl_path"]) > 100:   # sockaddr_un limit: a short path, unique per run directory
+        import hashlib
+        key = hashlib.sha1(os.path.abspath(run_dir).encode()).hexdigest()[:16]
+        d["ctl_path"] = f"/tmp/literec-ssd-{key}-{index}.ctl"
     return d
 
 def send_control(ctl_path, command, timeout=5.0):

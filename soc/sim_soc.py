@@ -88,6 +88,14 @@ class LiteRecorderSimSoC(SoCCore):
         self.add_config("BIOS_NO_BOOT")
         self.add_config("BIOS_NO_CRC")
 
+        # DRAM test-pattern engine (fills/checks buffers at DRAM speed) ------------------------------
+        from literecorder.cores.recorder.pattern import DRAMPatternEngine
+        self.drampat = DRAMPatternEngine(
+            wr_port = self.sdram.crossbar.get_port(mode="write"),
+            rd_port = self.sdram.crossbar.get_port(mode="read"))
+        self.drampat.add_csr()
+        self.add_constant("DRAMPAT_WORD_BYTES", self.drampat.writer.port.data_width//8)
+
         # Simulation debug (finish / trace control from the BIOS) ----------------------------------
         platform.add_debug(self, reset=0)
 

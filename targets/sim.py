@@ -270,6 +270,7 @@ class SimSession:
     def __init__(self, build, name="run", devices=None, boot_timeout=120, echo=None):
         self.build   = build
         self.run_dir = build.prepare_run(name, devices)
+        self.devices = build.devices
         self.echo    = echo
         self.buf     = bytearray()
         self.pos     = 0

@@ -55,8 +55,9 @@ def get_build(**params):
 
 def _run_name(request):
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)[:80]
-    return f"{worker}-{name}"
+    full = request.node.nodeid
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)[:40]
+    return f"{worker}-{name}-{hashlib.sha1(full.encode()).hexdigest()[:8]}"
 
 @pytest.fixture
 def start_sim(request):

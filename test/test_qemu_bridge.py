@@ -198,9 +198,7 @@ def test_identify_namespace(dev):
     assert st(dev.admin(0x06, nsid=0, prp1=buf, cdw={10: 2})) == OK           # active NS list
     assert struct.unpack("<4I", dev.read_mem(buf, 16)) == (1, 0, 0, 0)
 
-@pytest.mark.parametrize("kind", ["qemu", pytest.param("model", marks=pytest.mark.xfail(strict=True,
-    reason="model bug: DLFEAT written to byte 32 (FPI) of Identify Namespace; NVMe: DLFEAT is byte 33 "
-           "(ssd_ctrl.c identify_ns: d[32] -> d[33], test_ssd_nvme: ns[32] -> ns[33])"))])
+@pytest.mark.parametrize("kind", ["qemu", "model"])   # The model had DLFEAT at byte 32 (fixed).
 def test_identify_namespace_dlfeat_offset(kind, tmp_path):
     """Deallocated blocks read as zeroes on both devices: DLFEAT (byte 33) bits 2:0 = 001b and
     FPI (byte 32) bit 7 clear (no format progress indicator)."""
@@ -211,9 +209,7 @@ def test_identify_namespace_dlfeat_offset(kind, tmp_path):
         ns = d.read_mem(buf, 64)
         assert ns[33] & 7 == 1 and ns[32] == 0
 
-@pytest.mark.parametrize("kind", ["qemu", pytest.param("model", marks=pytest.mark.xfail(strict=True,
-    reason="model bug: LPA = 02h (Command Effects log supported) while log 05h is refused; the "
-           "model supports extended Get Log Page data (LPO): LPA should be 04h (ssd_ctrl.c identify_ctrl)"))])
+@pytest.mark.parametrize("kind", ["qemu", "model"])   # The model claimed log 05h in LPA (fixed).
 def test_log_page_attributes_match_the_logs(kind, tmp_path):
     """Identify Controller LPA bit 1 = the Commands Supported and Effects log (05h) exists; bit 2 =
     extended data (NUMDU, LPO): an offset read returns the log from that offset."""

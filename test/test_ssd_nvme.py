@@ -119,7 +119,7 @@ def test_identify_namespace(tmp_path, lba_size, lbads):
         nsze, ncap, nuse = struct.unpack_from("<QQQ", d.read_mem(buf, 24))
         assert nsze == ncap == (32 << 20) // lba_size and nuse == 0
         ns = d.read_mem(buf, 4096)
-        assert ns[26] & 0xf == 0 and ns[128 + 2] == lbads and ns[32] & 7 == 1
+        assert ns[26] & 0xf == 0 and ns[128 + 2] == lbads and ns[33] & 7 == 1 and ns[32] == 0
         assert status(d.admin(0x06, nsid=2, prp1=buf, cdw={10: 0})) == INVALID_NS
 
 def test_identify_active_namespace_list_and_bad_cns(dev):

@@ -281,7 +281,10 @@ static void io_result(int port, const char *name, int op, uint64_t lba, uint32_t
 	if (r) {
 		if (r == NVME_ERR_ENGINE)
 			report_engine(port);
-		else if (r != NVME_ERR_ARG)
+		else if (r == NVME_ERR_STOPPED) {
+			printf("Error: nvme%d: %s not sent: %s\n", port, name, nvme_strerror(r));
+			report_engine(port);
+		} else if (r != NVME_ERR_ARG)
 			report(port, name, r);
 		printf("RESULT name=%s port=%d ok=0 error=%d\n", name, port, r);
 		return;
@@ -544,6 +547,7 @@ static void nvme_bench_handler(int nb_params, char **params)
 			break;
 		}
 	}
+	nvme_engine_status(port, &st);    /* Error and counters of the final state. */
 	WR(port, CTRL, (1 << CSR_NVME0_CTRL_ENABLE_OFFSET));    /* Back to CPU requests. */
 	nvme_engine_set_qd(port, c->io_qsize - 1);
 	cmds    = RD(port, ST_COMMANDS);

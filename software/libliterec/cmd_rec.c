@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <generated/csr.h>
 #include <generated/mem.h>
@@ -39,25 +40,55 @@ static void rec_info_handler(int nb_params, char **params)
 }
 define_command(rec_info, rec_info_handler, "Recorder build configuration (clock, DRAM, SSD ports, chunk)", LITEREC_CMDS);
 
-/* Test pattern: 32-bit word i of a buffer = lowbias32(seed ^ (i * 0x9e3779b9)). ----------------- */
+/* Test pattern: 32-bit word i of a buffer = xs(xs(seed + i)), xs = xorshift32. --------------------- */
 
 #include <system.h>
 
-static uint32_t pattern_word(uint32_t seed, uint32_t i)
+#define ZERO_PATTERN 0xffffffffffffULL   /* not a 32-bit seed: the all-zero pattern */
+
+static uint32_t xorshift32(uint32_t x)
 {
-	uint32_t x = seed ^ (i*0x9e3779b9u);
-	x ^= x >> 16; x *= 0x7feb352du;
-	x ^= x >> 15; x *= 0x846ca68bu;
-	x ^= x >> 16;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
 	return x;
 }
 
+/* Word i of the pattern (cores/recorder/pattern.py): xs(xs(seed + i)). */
+static uint32_t pattern_word(unsigned long long seed, uint32_t i)
+{
+	if (seed == ZERO_PATTERN)
+		return 0;
+	return xorshift32(xorshift32((uint32_t)seed + i));
+}
+
+#ifdef CSR_DRAMPAT_BASE
+/* The DRAM pattern engine: regions aligned on the DRAM word (and not the zero pattern). */
+static int drampat_usable(unsigned long addr, unsigned long bytes, unsigned long long seed)
+{
+	return seed != ZERO_PATTERN && (addr % DRAMPAT_WORD_BYTES) == 0 && (bytes % DRAMPAT_WORD_BYTES) == 0;
+}
+
+static void drampat_run(unsigned long addr, unsigned long bytes, unsigned long long seed, int check)
+{
+	flush_cpu_dcache();
+	flush_l2_cache();          /* CPU-written lines reach the DRAM first */
+	drampat_base_write(addr - MAIN_RAM_BASE);
+	drampat_length_write(bytes);
+	drampat_seed_write((uint32_t)seed);
+	drampat_ctrl_write((1 << CSR_DRAMPAT_CTRL_START_OFFSET) | ((check ? 1 : 0) << CSR_DRAMPAT_CTRL_CHECK_OFFSET));
+	while (drampat_busy_read());
+	flush_cpu_dcache();
+	flush_l2_cache();          /* no stale CPU copy of what the engine wrote */
+}
+#endif
+
 static int parse_buf_args(int nb_params, char **params, const char *name, unsigned long *addr,
-	unsigned long *bytes, unsigned long *seed)
+	unsigned long *bytes, unsigned long long *seed)
 {
 	*seed = 1;
 	if (nb_params < 2) {
-		printf("%s <addr> <bytes> [seed]   (32-bit words: lowbias32(seed ^ i*0x9e3779b9))\n", name);
+		printf("%s <addr> <bytes> [seed|zero]   (32-bit words: xs(xs(seed + i)), xs = xorshift32, or 0)\n", name);
 		return -1;
 	}
 	if (literec_parse_ulong(params[0], addr) || (*addr & 3)) {
@@ -68,8 +99,10 @@ static int parse_buf_args(int nb_params, char **params, const char *name, unsign
 		printf("Error: invalid size '%s': a non-zero multiple of 4 bytes\n", params[1]);
 		return -1;
 	}
-	if (nb_params > 2 && literec_parse_ulong(params[2], seed)) {
-		printf("Error: invalid seed '%s'\n", params[2]);
+	if (nb_params > 2 && !strcmp(params[2], "zero"))
+		*seed = ZERO_PATTERN;
+	else if (nb_params > 2 && (literec_parse_u64(params[2], seed) || *seed > 0xffffffffULL)) {
+		printf("Error: invalid seed '%s': a 32-bit number or 'zero'\n", params[2]);
 		return -1;
 	}
 #ifdef MAIN_RAM_BASE
@@ -85,25 +118,47 @@ static int parse_buf_args(int nb_params, char **params, const char *name, unsign
 
 static void rec_fill_handler(int nb_params, char **params)
 {
-	unsigned long addr, bytes, seed, i;
+	unsigned long addr, bytes, i;
+	unsigned long long seed;
 	volatile uint32_t *p;
 	if (parse_buf_args(nb_params, params, "rec_fill", &addr, &bytes, &seed))
 		return;
+#ifdef CSR_DRAMPAT_BASE
+	if (drampat_usable(addr, bytes, seed)) {
+		drampat_run(addr, bytes, seed, 0);
+		printf("filled 0x%08lx..0x%08lx with pattern seed %llu (DRAM pattern engine)\n", addr, addr + bytes - 1, seed);
+		return;
+	}
+#endif
 	p = (volatile uint32_t *)addr;
 	for (i = 0; i < bytes/4; i++)
 		p[i] = pattern_word(seed, i);
 	flush_cpu_dcache();
 	flush_l2_cache();
-	printf("filled 0x%08lx..0x%08lx with pattern seed %lu\n", addr, addr + bytes - 1, seed);
+	printf("filled 0x%08lx..0x%08lx with pattern seed %llu\n", addr, addr + bytes - 1, seed);
 }
 define_command(rec_fill, rec_fill_handler, "Fill DRAM with a test pattern: rec_fill <addr> <bytes> [seed]", LITEREC_CMDS);
 
 static void rec_check_handler(int nb_params, char **params)
 {
-	unsigned long addr, bytes, seed, i, errors = 0, first = 0;
+	unsigned long addr, bytes, i, errors = 0, first = 0;
+	unsigned long long seed;
 	volatile uint32_t *p;
 	if (parse_buf_args(nb_params, params, "rec_check", &addr, &bytes, &seed))
 		return;
+#ifdef CSR_DRAMPAT_BASE
+	if (drampat_usable(addr, bytes, seed)) {
+		drampat_run(addr, bytes, seed, 1);
+		errors = drampat_errors_read();
+		first  = drampat_first_error_read()/4;
+		if (errors) {
+			p = (volatile uint32_t *)addr;
+			printf("first mismatch at 0x%08lx: 0x%08lx, expected 0x%08lx\n", addr + 4*first,
+				(unsigned long)p[first], (unsigned long)pattern_word(seed, first));
+		}
+		goto report;
+	}
+#endif
 	flush_cpu_dcache();
 	flush_l2_cache();
 	p = (volatile uint32_t *)addr;
@@ -117,7 +172,10 @@ static void rec_check_handler(int nb_params, char **params)
 			errors++;
 		}
 	}
-	printf("checked 0x%08lx..0x%08lx (seed %lu): %lu word errors\n", addr, addr + bytes - 1, seed, errors);
+#ifdef CSR_DRAMPAT_BASE
+report:
+#endif
+	printf("checked 0x%08lx..0x%08lx (seed %llu): %lu word errors\n", addr, addr + bytes - 1, seed, errors);
 	printf("RESULT name=rec_check bytes=%lu errors=%lu first_error_offset=%lu\n", bytes, errors,
 		errors ? first*4 : 0);
 }

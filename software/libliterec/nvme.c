@@ -180,6 +180,7 @@ const char *nvme_strerror(int r)
 	case NVME_ERR_NO_DEVICE: return "no NVMe controller on this port";
 	case NVME_ERR_ENGINE:    return "queue engine stopped";
 	case NVME_ERR_ARG:       return "invalid argument";
+	case NVME_ERR_STOPPED:   return "queue engine stopped by an earlier error: run nvme_init";
 	default:                 return r > 0 ? nvme_status_str(r) : "unknown error";
 	}
 }
@@ -664,7 +665,7 @@ int nvme_io(int port, int op, uint64_t lba, uint32_t blocks, uint32_t addr, uint
 		return NVME_ERR_ARG;
 	nvme_engine_status(port, &st);
 	if (st.error)
-		return NVME_ERR_ENGINE;
+		return NVME_ERR_STOPPED;
 	/* The device reads the buffer from DRAM: write the CPU's cached data back first. */
 	if (op == NVME_OP_WRITE) {
 		flush_cpu_dcache();
@@ -696,6 +697,9 @@ int nvme_io(int port, int op, uint64_t lba, uint32_t blocks, uint32_t addr, uint
 	}
 	if (cycles)
 		*cycles = literec_cycles() - t0;
+	/* The error bit and the completion counter change in the same cycle: read the status again
+	 * now that every command has completed (the loop may have read them on either side). */
+	nvme_engine_status(port, &st);
 	if (op == NVME_OP_READ) {
 		flush_cpu_dcache();
 		flush_l2_cache();

@@ -18,6 +18,7 @@
 #define NVME_ERR_NO_DEVICE (-6)   /* no NVMe controller on the port */
 #define NVME_ERR_ENGINE    (-7)   /* the queue engine stopped (error status or timeout) */
 #define NVME_ERR_ARG       (-8)   /* invalid argument (nothing was sent) */
+#define NVME_ERR_STOPPED   (-9)   /* the queue engine stopped on an earlier error (nothing was sent) */
 
 struct nvme_ctrl {
 	int      initialized;

@@ -361,7 +361,7 @@ int pcie_dma_write(pcie_ep_t *ep, uint64_t addr, const uint8_t *src, uint32_t le
         pcie_tlp_t *t = pcie_tlp_alloc(&ep->link.pool);
         unsigned ndw = chunk / 4;
         tlp_build_mem(t, 1, a, ndw, ep->bdf, 0, 0xf, ndw > 1 ? 0xf : 0, src + pos, 0);
-        if (flags & PCIE_DMAW_POISON) t->hdr[0] |= 1u << 14;
+        if ((flags & PCIE_DMAW_POISON) && pos == 0) t->hdr[0] |= 1u << 14;   /* the first TLP only */
         ep->mwr_sent++;
         if (chunk > ep->max_mwr_len) ep->max_mwr_len = chunk;
         send_up(ep, t);

@@ -312,7 +312,7 @@ static inline void pcie_ep_kick(pcie_ep_t *ep) { ep->dev_kick = 1; }
 /* DMA: read `len` bytes of host memory at `addr` into dst (dword-aligned addr/len). The callback
  * runs once with the final status. Returns 0, or PCIE_DMA_NO_BME (nothing is sent). */
 int pcie_dma_read(pcie_ep_t *ep, uint64_t addr, uint32_t len, uint8_t *dst, pcie_dma_cb cb, uint64_t cookie);
-/* Posted write: MWr split at MPS and 4 KiB. flags: PCIE_DMAW_POISON sets EP. */
+/* Posted write: MWr split at MPS and 4 KiB. flags: PCIE_DMAW_POISON sets EP on its first TLP. */
 #define PCIE_DMAW_POISON 1
 int pcie_dma_write(pcie_ep_t *ep, uint64_t addr, const uint8_t *src, uint32_t len, unsigned flags);
 /* Cancel every DMA read of this cookie (no callback). */

@@ -510,7 +510,7 @@ static void identify_ctrl(ssd_t *s, uint8_t *d)
     d[258] = 3;                                 /* ACL */
     d[259] = 3;                                 /* AERL */
     d[260] = 0x03;                              /* FRMW: slot 1 read-only, 1 slot */
-    d[261] = 0x02;                              /* LPA: command effects log no, ext data yes */
+    d[261] = 0x04;                              /* LPA bit 2: extended data for Get Log Page (no command effects log) */
     d[262] = 63;                                /* ELPE */
     put16(d + 266, kelvin(s->p.wctemp));
     put16(d + 268, kelvin(s->p.cctemp));
@@ -528,6 +528,15 @@ static void identify_ctrl(ssd_t *s, uint8_t *d)
     put16(d + 2048, 700);                       /* PSD0 MP = 7.00 W */
 }
 
+/* Namespace Globally Unique Identifier: "LRSIM" + the serial number's digits (stable per drive). */
+static void ns_nguid(ssd_t *s, uint8_t *g)
+{
+    memset(g, 0, 16);
+    memcpy(g, "LRSIM", 5);
+    for (unsigned i = 0, k = 5; s->serial[i] && k < 16; i++)
+        if (s->serial[i] >= '0' && s->serial[i] <= '9') g[k++] = (uint8_t)s->serial[i];
+}
+
 static void identify_ns(ssd_t *s, uint8_t *d)
 {
     memset(d, 0, 4096);
@@ -537,8 +546,9 @@ static void identify_ns(ssd_t *s, uint8_t *d)
     d[24] = 0x00;
     d[25] = 0;                                  /* NLBAF (0's based) */
     d[26] = 0;                                  /* FLBAS */
-    d[32] = 0x09;                               /* DLFEAT: reads of deallocated = 0, WZ deallocates */
+    d[33] = 0x09;                               /* DLFEAT: reads of deallocated = 0, WZ deallocates */
     put128(d + 48, (double)s->ns_size);         /* NVMCAP */
+    ns_nguid(s, d + 104);                       /* NGUID */
     d[128 + 2] = s->lba_size == 4096 ? 12 : 9;  /* LBAF0.LBADS */
 }
 
@@ -698,6 +708,13 @@ static void admin_exec(ssd_t *s, ssd_cmd_t *c)
             memset(c->buf, 0, 4096);
             if (nsid >= 0xfffffffeu) { cmd_fail(s, c, SCT_GEN, SC_INVALID_NS); return; }
             if (nsid < 1) put32(c->buf, 1);
+        } else if (cns == 0x03) {
+            /* Namespace Identification Descriptor list (mandatory since NVMe 1.3): the NGUID. */
+            if (nsid != 1) { cmd_fail(s, c, SCT_GEN, SC_INVALID_NS); return; }
+            memset(c->buf, 0, 4096);
+            c->buf[0] = 0x02;                      /* NIDT: NGUID */
+            c->buf[1] = 16;                        /* NIDL */
+            ns_nguid(s, c->buf + 4);
         } else { cmd_fail(s, c, SCT_GEN, SC_INVALID_FIELD); return; }
         admin_out(s, c, 4096);
         return;
