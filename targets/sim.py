@@ -359,22 +359,35 @@ def parse_results(text):
 
 def ssd_parser(parser=None):
     from literecorder.sim.ssd import add_ssd_arguments
+    from literecorder.sim.qemu import add_qemu_arguments
     parser = parser or argparse.ArgumentParser(add_help=False)
-    return add_ssd_arguments(parser)
+    parser.add_argument("--ssd", default="model", choices=["model", "qemu"],
+        help="Device behind each root port: the project's simulated SSD (model, default) or QEMU's "
+             "NVMe controller through the QEMU bridge (qemu, doc/qemu_bridge.md).")
+    add_ssd_arguments(parser)
+    add_qemu_arguments(parser)
+    return parser
 
 def ssd_devices(args, n_ssds, sys_clk_freq, data_width=256):
-    """Factory run_dir -> [("nvme_ssd", module args), ...] for the SSD options in ``args``
+    """Factory run_dir -> [(module, module args), ...] for the device options in ``args``
     (an argparse namespace, or a list of command-line words such as ["--ssd-profile", "ideal"]).
     Raises ValueError (with a message for the user) on bad options."""
     from literecorder.sim.ssd import ssd_module_args
+    from literecorder.sim.qemu import qemu_module_args
     if isinstance(args, (list, tuple)):
         args = ssd_parser().parse_args(list(args))
     args.ssds = n_ssds
+    module, module_args = {
+        "model": ("nvme_ssd",  ssd_module_args),
+        "qemu":  ("qemu_nvme", qemu_module_args),
+    }[getattr(args, "ssd", "model")]
     # Validate now (before anything runs): the same call is made for the real run directory.
-    for i in range(n_ssds):
-        ssd_module_args(args, i, "/tmp", sys_clk_freq, data_width)
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(n_ssds):
+            module_args(args, i, tmp, sys_clk_freq, data_width)
     def devices(run_dir):
-        return [("nvme_ssd", ssd_module_args(args, i, run_dir, sys_clk_freq, data_width))
+        return [(module, module_args(args, i, run_dir, sys_clk_freq, data_width))
             for i in range(n_ssds)]
     return devices
 

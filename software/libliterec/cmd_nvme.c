@@ -540,7 +540,7 @@ static void nvme_bench_handler(int nb_params, char **params)
 		nvme_engine_status(port, &st);
 		if (RD(port, ST_COMMANDS) >= count && st.outstanding == 0)
 			break;
-		if (st.error && st.outstanding == 0)
+		if (st.error && (st.outstanding == 0 || st.err_status == 0x7fff))
 			break;
 		if (literec_cycles() - t0 > timeout) {
 			printf("Error: benchmark did not finish in 600 s of modeled time\n");

@@ -233,8 +233,9 @@ uint32_t nvme_csts(int port, int *err)
 	return v;
 }
 
-/* Wait for CSTS bits (mask) == value, bounded by min(CAP.TO, driver timeout). */
-static int wait_csts(int port, uint32_t mask, uint32_t value)
+/* Wait for CSTS bits (mask) == value, bounded by min(CAP.TO, driver timeout). A fatal status
+ * (CFS) ends the wait unless ignore_cfs (waiting for the reset that clears it). */
+static int wait_csts_cfs(int port, uint32_t mask, uint32_t value, int ignore_cfs)
 {
 	struct nvme_ctrl *c = &nvme_ctrls[port];
 	uint32_t csts, ms = c->to_ms;
@@ -250,11 +251,16 @@ static int wait_csts(int port, uint32_t mask, uint32_t value)
 			return NVME_ERR_PCIE;
 		if ((csts & mask) == value)
 			return 0;
-		if ((csts & 2) && !(mask & 2))
+		if ((csts & 2) && !(mask & 2) && !ignore_cfs)
 			return NVME_ERR_FATAL;
 		if (literec_cycles() - t0 > limit)
 			return (csts & 2) ? NVME_ERR_FATAL : NVME_ERR_NOT_READY;
 	}
+}
+
+static int wait_csts(int port, uint32_t mask, uint32_t value)
+{
+	return wait_csts_cfs(port, mask, value, 0);
 }
 
 /* Admin queue ---------------------------------------------------------------------------------- */
@@ -485,12 +491,18 @@ int nvme_init(int port, int verbose)
 	if ((r = reg_read32(port, 0x14, &cc)))
 		return r;
 	if (cc & 1) {
-		reg_write32(port, 0x14, (cc & ~(3 << 14)) | (1 << 14));
-		wait_csts(port, 3 << 2, 2 << 2);
-		if ((r = reg_write32(port, 0x14, cc & ~1)))
+		uint32_t csts;
+		if ((r = reg_read32(port, 0x1c, &csts)))
+			return r;
+		/* Clean shutdown first, unless the controller is in fatal status (it is reset). */
+		if (!(csts & 2)) {
+			reg_write32(port, 0x14, (cc & ~(3 << 14)) | (1 << 14));
+			wait_csts(port, 3 << 2, 2 << 2);
+		}
+		if ((r = reg_write32(port, 0x14, cc & ~(1 | (3 << 14)))))
 			return r;
 	}
-	if ((r = wait_csts(port, 1, 0)))
+	if ((r = wait_csts_cfs(port, 1, 0, 1)))
 		return r;
 
 	/* Admin queues in the on-chip RAM window. */
@@ -692,7 +704,8 @@ int nvme_io(int port, int op, uint64_t lba, uint32_t blocks, uint32_t addr, uint
 		nvme_engine_status(port, &st);
 		if ((int32_t)(st.completed - target) >= 0)
 			break;
-		if (st.error && st.outstanding == 0 && RD(port, REQ_LEVEL) == 0)
+		/* Stopped: every command in flight completed, or a command timed out (it never will). */
+		if (st.error && ((st.outstanding == 0 && RD(port, REQ_LEVEL) == 0) || st.err_status == 0x7fff))
 			break;
 	}
 	if (cycles)

@@ -186,6 +186,7 @@ ssd_fault_t *ssd_fault_match(ssd_t *s, int kind, int op, int qid, uint64_t slba,
             if (f->reg >= 0 && (uint64_t)f->reg != (slba & ~3ull)) continue;
         } else {
             if (f->op != -1 && f->op != op) continue;
+            if (f->op == -1 && (op & 0x100)) continue;      /* "any" means any I/O opcode */
             if (f->qid != -1 && f->qid != qid) continue;
             if (f->lba_hi != UINT64_MAX || f->lba_lo != 0) {
                 uint64_t last = slba + nlb;

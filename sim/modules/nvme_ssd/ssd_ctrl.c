@@ -188,8 +188,10 @@ static void log_cmd(ssd_t *s, ssd_cmd_t *c)
 /* Complete a DONE command: faults, CQE, log. Returns 1 when the slot was released. */
 static int cmd_post(ssd_t *s, ssd_cmd_t *c)
 {
-    if (!c->admin && !c->aborted) {
-        ssd_fault_t *f = ssd_fault_match(s, F_DROP_CQE, c->opc, c->sqid, c->slba, c->nlb);
+    if (!c->aborted) {
+        /* Admin commands match faults given as op=admin:OPCODE only. */
+        int op = c->admin ? (0x100 | c->opc) : c->opc;
+        ssd_fault_t *f = ssd_fault_match(s, F_DROP_CQE, op, c->sqid, c->slba, c->nlb);
         if (f) { c->state = CS_LOST; c->lost = 1; return 0; }
     }
     ssd_sq_t *sq = &s->sq[c->sqid];
