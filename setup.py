@@ -13,6 +13,7 @@ packages = [
     "literecorder.cores.pcie",
     "literecorder.cores.pcie.phy",
     "literecorder.cores.nvme",
+    "literecorder.cores.recorder",
     "literecorder.soc",
     "literecorder.targets",
     "literecorder.sim",

@@ -331,6 +331,32 @@ static void rw_handler(int op, const char *name, int nb_params, char **params)
 static void nvme_read_handler(int nb_params, char **params)  { rw_handler(NVME_OP_READ, "nvme_read", nb_params, params); }
 static void nvme_write_handler(int nb_params, char **params) { rw_handler(NVME_OP_WRITE, "nvme_write", nb_params, params); }
 define_command(nvme_read, nvme_read_handler, "Read blocks into memory: nvme_read <lba> <blocks> [addr] [port]", LITEREC_CMDS);
+
+/* Diagnostics: a read/write whose LBA range is NOT checked against the namespace (the buffer still
+ * is): shows how the controller itself rejects it. */
+static void nvme_raw_handler(int nb_params, char **params)
+{
+	unsigned long long lba, blocks;
+	uint64_t cycles = 0;
+	int op, port, r;
+	if (nb_params < 3) {
+		printf("nvme_raw <read|write> <lba> <blocks> [port]   (no namespace range check: diagnostics)\n");
+		return;
+	}
+	if (!strcmp(params[0], "read")) op = NVME_OP_READ;
+	else if (!strcmp(params[0], "write")) op = NVME_OP_WRITE;
+	else { printf("Error: operation '%s': allowed read or write\n", params[0]); return; }
+	if (literec_parse_u64(params[1], &lba) || literec_parse_u64(params[2], &blocks) || blocks == 0 ||
+	    blocks > 65536) {
+		printf("Error: invalid LBA or block count (1..65536)\n");
+		return;
+	}
+	if (get_port(nb_params, params, 3, &port))
+		return;
+	r = nvme_io_unchecked(port, op, lba, blocks, PCIE_DRAM_WINDOW_BASE, &cycles);
+	io_result(port, "nvme_raw", op, lba, blocks, PCIE_DRAM_WINDOW_BASE, r, cycles);
+}
+define_command(nvme_raw, nvme_raw_handler, "Read/write without the namespace range check: nvme_raw <read|write> <lba> <blocks> [port]", LITEREC_CMDS);
 define_command(nvme_write, nvme_write_handler, "Write blocks from memory: nvme_write <lba> <blocks> [addr] [port]", LITEREC_CMDS);
 
 static void nvme_flush_handler(int nb_params, char **params)

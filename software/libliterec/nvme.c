@@ -619,6 +619,8 @@ int nvme_init(int port, int verbose)
 
 /* I/O ------------------------------------------------------------------------------------------ */
 
+static int check_range = 1;
+
 int nvme_io_check(int port, int op, uint64_t lba, uint64_t blocks, uint64_t addr)
 {
 	struct nvme_ctrl *c;
@@ -642,7 +644,7 @@ int nvme_io_check(int port, int op, uint64_t lba, uint64_t blocks, uint64_t addr
 		printf("Error: %llu blocks: at most 4294967295 blocks per request\n", (unsigned long long)blocks);
 		return NVME_ERR_ARG;
 	}
-	if (lba >= c->nsze || blocks > c->nsze - lba) {
+	if (check_range && (lba >= c->nsze || blocks > c->nsze - lba)) {
 		printf("Error: LBA range %llu..%llu is outside the namespace (LBAs 0..%llu)\n",
 			(unsigned long long)lba, (unsigned long long)(lba + blocks - 1),
 			(unsigned long long)(c->nsze - 1));
@@ -664,6 +666,15 @@ int nvme_io_check(int port, int op, uint64_t lba, uint64_t blocks, uint64_t addr
 		return NVME_ERR_ARG;
 	}
 	return 0;
+}
+
+int nvme_io_unchecked(int port, int op, uint64_t lba, uint32_t blocks, uint32_t addr, uint64_t *cycles)
+{
+	int r;
+	check_range = 0;
+	r = nvme_io(port, op, lba, blocks, addr, cycles);
+	check_range = 1;
+	return r;
 }
 
 int nvme_io(int port, int op, uint64_t lba, uint32_t blocks, uint32_t addr, uint64_t *cycles)

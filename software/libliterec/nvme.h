@@ -81,6 +81,8 @@ int nvme_set_feature(int port, uint8_t fid, uint32_t cdw11, uint32_t *result);
 #define NVME_OP_DEALLOCATE   3
 #define NVME_OP_WRITE_ZEROES 4
 int nvme_io(int port, int op, uint64_t lba, uint32_t blocks, uint32_t addr, uint64_t *cycles);
+/* The same without the namespace range check (diagnostics: the controller must reject it). */
+int nvme_io_unchecked(int port, int op, uint64_t lba, uint32_t blocks, uint32_t addr, uint64_t *cycles);
 /* Checks an I/O request without sending anything: prints the reason and returns NVME_ERR_ARG. */
 int nvme_io_check(int port, int op, uint64_t lba, uint64_t blocks, uint64_t addr);
 
