@@ -2,6 +2,7 @@
 #
 #   make sim     boot the simulated recorder SoC to the BIOS prompt (interactive)
 #   make test    run the whole test suite (unit + system)
+#   make bench   benchmarks (model link limits and profile curves, full-system nvme_bench)
 #
 # Both install the toolchain first (Debian packages + .venv with pinned PyPI versions), once.
 
@@ -11,6 +12,7 @@ STAMP   := $(VENV)/.installed
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 SIMARGS ?=
 PYTEST_ARGS ?=
+BENCHARGS ?=
 
 .PHONY: all install sim test test-unit test-system bench clean distclean
 
@@ -33,6 +35,11 @@ test-unit: $(STAMP)
 
 test-system: $(STAMP)
 	$(PYTHON) -m pytest -n $(JOBS) --dist loadgroup -q -ra -m system $(PYTEST_ARGS)
+
+# Benchmarks (not tests): RESULT lines with the measured figure, the limit and the ratio.
+bench: $(STAMP)
+	$(PYTHON) test/bench_ssd_model.py --curves
+	$(PYTHON) test/bench_system.py $(BENCHARGS)
 
 clean:
 	rm -rf build

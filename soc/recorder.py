@@ -103,15 +103,25 @@ def add_nvme_port(soc, index, phy):
     setattr(soc, f"pcie{index}", rc)
     soc.comb += nvme.doorbell.connect(rc.doorbell)
 
+    # Per-port constants.
     soc.add_constant(f"NVME{index}_SQ_BASE",  nvme.engine.sq_window.base)
     soc.add_constant(f"NVME{index}_CQ_BASE",  nvme.engine.cq_window.base)
     soc.add_constant(f"NVME{index}_PRP_BASE", nvme.engine.prp_window.base)
-    soc.add_constant("NVME_ENGINE_ENTRIES",   NVME_ENTRIES)
     soc.add_constant(f"PCIE{index}_SRAM_BASE", sram_base)
-    soc.add_constant("PCIE_SRAM_SIZE",         PCIE_SRAM_SIZE)
-    soc.add_constant("PCIE_PORT_STRIDE",       PCIE_PORT_STRIDE)
-    soc.add_constant("PCIE_BAR_BASE",          PCIE_BAR_BASE)
-    soc.add_constant("PCIE_DRAM_WINDOW_BASE",  main_ram_base + offset)
-    soc.add_constant("PCIE_DRAM_WINDOW_SIZE",  size)
-    soc.add_constant("PCIE_ROOT_MPS",          phy.root_mps_cap)
+    # Constants shared by all ports: declared by the first one, the same for every port.
+    shared = {
+        "NVME_ENGINE_ENTRIES":   NVME_ENTRIES,
+        "PCIE_SRAM_SIZE":        PCIE_SRAM_SIZE,
+        "PCIE_PORT_STRIDE":      PCIE_PORT_STRIDE,
+        "PCIE_BAR_BASE":         PCIE_BAR_BASE,
+        "PCIE_DRAM_WINDOW_BASE": main_ram_base + offset,
+        "PCIE_DRAM_WINDOW_SIZE": size,
+        "PCIE_ROOT_MPS":         phy.root_mps_cap,
+    }
+    for name, value in shared.items():
+        if name not in soc.constants:
+            soc.add_constant(name, value)
+        elif getattr(soc.constants[name], "value", soc.constants[name]) != value:
+            raise ValueError(f"add_nvme_port({index}): {name} = {value} differs from the first port's "
+                f"{getattr(soc.constants[name], 'value', soc.constants[name])}: all ports must share it")
     return rc

@@ -87,14 +87,40 @@ class _redirect_fds:
         if self.path:
             sys.stdout.flush(); sys.stderr.flush()
             self.saved = os.dup(1), os.dup(2)
+            # LiteX's SoCError sets sys.stderr = None (to hide its traceback): restore it on exit.
+            self.saved_files = sys.stdout, sys.stderr
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             os.dup2(fd, 1); os.dup2(fd, 2); os.close(fd)
 
     def __exit__(self, *exc):
         if self.path:
+            sys.stdout, sys.stderr = self.saved_files
             sys.stdout.flush(); sys.stderr.flush()
             os.dup2(self.saved[0], 1); os.dup2(self.saved[1], 2)
             os.close(self.saved[0]); os.close(self.saved[1])
+
+# Tools the build needs, with the Debian package that provides each (scripts/install.sh installs them).
+REQUIRED_TOOLS = [
+    ("verilator",             "verilator"),
+    ("riscv64-unknown-elf-gcc", "gcc-riscv64-unknown-elf"),
+    ("meson",                 "meson"),
+    ("ninja",                 "ninja-build"),
+    ("make",                  "make"),
+    ("g++",                   "g++"),
+]
+REQUIRED_HEADERS = [
+    ("/usr/include/event2/event.h",   "libevent-dev"),
+    ("/usr/include/json-c/json.h",    "libjson-c-dev"),
+    ("/usr/include/zlib.h",           "zlib1g-dev"),
+]
+
+def check_tools():
+    """Raise SimError naming the Debian package of every missing build tool."""
+    missing = [(t, p) for t, p in REQUIRED_TOOLS if shutil.which(t) is None]
+    missing += [(h, p) for h, p in REQUIRED_HEADERS if not os.path.exists(h)]
+    if missing:
+        raise SimError("missing build tools: " + ", ".join(f"{t} (Debian package {p})" for t, p in missing) +
+            "; run `make install` or: sudo apt-get install " + " ".join(sorted({p for _, p in missing})))
 
 class SimBuild:
     """One generated + verilated configuration of the simulation SoC.
@@ -154,6 +180,7 @@ class SimBuild:
            open(digest_file).read() == digest:
             self._log(f"{self.output_dir}: up to date")
             return self
+        check_tools()
         self._generate_and_verilate()
         with open(digest_file, "w") as f:
             f.write(digest)
@@ -165,12 +192,6 @@ class SimBuild:
 
         t0 = time.time()
         os.makedirs(self.output_dir, exist_ok=True)
-        soc = LiteRecorderSimSoC(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds)
-        self.soc = soc
-        builder = Builder(soc, output_dir=self.output_dir, compile_gateware=False,
-            csr_csv=os.path.join(self.output_dir, "csr.csv"))
-        builder.add_software_package("libliterec", os.path.join(ROOT, "software", "libliterec"))
-        builder.add_software_library("libliterec")
         sim_config = self.sim_config()
         mods = _extra_modules()
         # LiteX writes variables.mak into the module directory: give it a build-local copy.
@@ -183,6 +204,13 @@ class SimBuild:
         log = os.path.join(self.output_dir, "build.log")
         with _redirect_fds(None if self.verbose else log):
             try:
+                # SoC construction logs (LiteX INFO lines) go to build.log too, unless --verbose.
+                soc = LiteRecorderSimSoC(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds)
+                self.soc = soc
+                builder = Builder(soc, output_dir=self.output_dir, compile_gateware=False,
+                    csr_csv=os.path.join(self.output_dir, "csr.csv"))
+                builder.add_software_package("libliterec", os.path.join(ROOT, "software", "libliterec"))
+                builder.add_software_library("libliterec")
                 builder.build(sim_config=sim_config, run=False, trace=self.trace,
                     trace_fst=self.trace, extra_mods=mods or None,
                     extra_mods_path=mods_path if mods else "", jobs=self.jobs,
@@ -190,6 +218,8 @@ class SimBuild:
                 ok = True
             except Exception as e:
                 ok = e
+            if sys.stderr is None:          # LiteX's SoCError hides its traceback this way.
+                sys.stderr = sys.__stderr__
         if ok is not True:
             tail = open(log).read().splitlines()[-30:] if not self.verbose else []
             raise SimError(f"SoC/BIOS generation failed: {ok}\n" + "\n".join(tail))

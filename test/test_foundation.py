@@ -99,3 +99,15 @@ def test_cli_bad_arguments(args, message):
     assert r.returncode == 2
     assert message in r.stderr
     assert "usage:" in r.stderr
+
+@pytest.mark.unit
+def test_missing_tool_names_its_debian_package(monkeypatch, tmp_path):
+    from literecorder.targets.sim import check_tools, SimError
+    check_tools()                                    # this machine has everything
+    monkeypatch.setenv("PATH", str(tmp_path))        # now nothing is on PATH
+    with pytest.raises(SimError) as e:
+        check_tools()
+    msg = str(e.value)
+    assert "verilator (Debian package verilator)" in msg
+    assert "riscv64-unknown-elf-gcc (Debian package gcc-riscv64-unknown-elf)" in msg
+    assert "apt-get install" in msg and "ninja-build" in msg
