@@ -125,3 +125,40 @@ def add_nvme_port(soc, index, phy):
             raise ValueError(f"add_nvme_port({index}): {name} = {value} differs from the first port's "
                 f"{getattr(soc.constants[name], 'value', soc.constants[name])}: all ports must share it")
     return rc
+
+RECORDER_SLOTS = 256            # Chunks in the LiteDRAM ring at most (QD 256 across the SSDs).
+
+def add_recorder(soc, n_ports, sink=None, source=None, slots=RECORDER_SLOTS):
+    """Adds the recorder datapath (``cores.recorder.core.RecorderCore``) between a data stream and
+    the NVMe hosts ``nvme0`` .. ``nvme<n_ports-1>`` (call after ``add_nvme_port``).
+
+    ``sink``: the stream to record (``data`` of the LiteDRAM port width), ``source``: where replayed
+    data goes. Without them, the test pattern source/checker (``recstream`` CSRs) are attached.
+    CSRs: ``recorder``. Constants: ``RECORDER_SLOTS``, ``RECORDER_WORD_BYTES``.
+    """
+    from literecorder.cores.recorder.core import RecorderCore, RecorderTestStreams
+
+    wr_port = soc.sdram.crossbar.get_port(mode="write")
+    rd_port = soc.sdram.crossbar.get_port(mode="read")
+    rec = RecorderCore(wr_port, rd_port, n_ports=n_ports, slots=slots)
+    rec.add_csr()
+    soc.recorder = rec
+    for i in range(n_ports):
+        host = getattr(soc, f"nvme{i}")
+        soc.comb += [
+            rec.req[i].connect(host.ext_sink),
+            host.ext_source.connect(rec.cpl[i]),
+        ]
+    if sink is None or source is None:
+        streams = RecorderTestStreams(rec.data_width)
+        streams.add_csr()
+        soc.recstream = streams
+        sink   = streams.source if sink   is None else sink
+        source = streams.sink   if source is None else source
+    soc.comb += [
+        sink.connect(rec.sink),
+        rec.source.connect(source),
+    ]
+    soc.add_constant("RECORDER_SLOTS",      slots)
+    soc.add_constant("RECORDER_WORD_BYTES", rec.data_width//8)
+    return rec

@@ -27,6 +27,7 @@ from litex.build.io import CRG
 
 from litedram import modules as litedram_modules
 from litedram.phy.model import sdram_module_nphases
+from litedram.core.controller import ControllerSettings
 
 from literecorder.soc.sim_platform import LiteRecorderSimPlatform
 from literecorder.soc.recorder import RecorderConfig
@@ -79,7 +80,10 @@ class LiteRecorderSimSoC(SoCCore):
         self.add_sdram("sdram",
             phy           = self.sdrphy,
             module        = module,
-            l2_cache_size = 8192)
+            l2_cache_size = 8192,
+            # Recording and replaying write and read the DRAM at the same rate (stream + SSD):
+            # equal read/write windows of the controller (LiteDRAM's default favours reads 32/16).
+            controller_settings = ControllerSettings(read_time=32, write_time=32))
         # Short BIOS memtest: the simulated DRAM is large, the boot must stay fast.
         self.add_constant("MEMTEST_DATA_SIZE", 8*1024)
         self.add_constant("MEMTEST_ADDR_SIZE", 8*1024)
@@ -106,6 +110,10 @@ class LiteRecorderSimSoC(SoCCore):
             phy = SimRootPortPHY(platform.request("pcie", i), data_width=pcie_data_width)
             setattr(self, f"pcie{i}_phy", phy)
             add_nvme_port(self, i, phy)
+
+        # Recorder datapath: LiteDRAM ring between the test streams and the SSDs -------------------
+        from literecorder.soc.recorder import add_recorder
+        add_recorder(self, n_ports=n_ssds)
 
         # Recorder configuration exported to the BIOS ----------------------------------------------
         self.recorder_config.export(self)

@@ -21,6 +21,8 @@ never wall-clock time of the simulation. Goals (issues 4 and 5):
   seq_write / seq_read  128 KiB commands >= 97 % of the link payload limit
   rand_read/rand_write  4 KiB QD 32 >= 90 % of the link-limited IOPS
   cpu_per_cmd           CPU requests per command in steady state: 0 (the generator feeds the engine)
+Then the recorder datapath (rec_record / rec_replay of the test stream through the LiteDRAM ring),
+reported against the same link limit.
 The exit code is non-zero if the simulation fails or a goal is missed."""
 
 import os
@@ -50,7 +52,11 @@ def main():
         ("rand_read",  f"nvme_bench rand read 4 {a.qd} {a.rand_mib}",  "iops_ratio", 0.90),
         ("rand_write", f"nvme_bench rand write 4 {a.qd} {a.rand_mib}", "iops_ratio", 0.90),
     ]
-    cmds = ["rec_info", "nvme_init"] + [b[1] for b in benches] + ["pcie_stats"]
+    recs = [
+        ("record", f"rec_record 0 {a.mib}"),
+        ("replay", f"rec_replay 0 {a.mib}"),
+    ]
+    cmds = ["rec_info", "nvme_init"] + [b[1] for b in benches] + [r[1] for r in recs] + ["pcie_stats"]
     # A new sparse namespace file each time (an existing one keeps its size and content).
     ns_file = os.path.join(ROOT, "build", "bench", "ssd0.img")
     os.makedirs(os.path.dirname(ns_file), exist_ok=True)
@@ -65,7 +71,7 @@ def main():
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     results = [parse(l) for l in p.stdout.splitlines() if l.startswith("RESULT ")]
     for l in p.stdout.splitlines():
-        if l.startswith("RESULT ") or l.startswith("nvme0:") or "Error" in l:
+        if l.startswith("RESULT ") or l.startswith("nvme0:") or l.startswith("rec_") or "Error" in l:
             print(l)
     if p.returncode != 0:
         print(p.stdout[-4000:])
@@ -92,6 +98,21 @@ def main():
                 summary("completer_dram_reads", float(r["mbps"]), float(r["link_limit_mbps"]), goal, unit="MBps")
         else:
             summary(name, float(r["iops"]), float(r["link_limit_iops"]), goal, unit="IOPS")
+    # Recorder datapath (stream -> LiteDRAM ring -> SSD and back): reported against the same link
+    # limit, no goal of the issues yet.
+    limit = float(bench[0]["link_limit_mbps"])
+    for name, _ in recs:
+        r = [x for x in results if x.get("name") == f"rec_{name}"]
+        if len(r) != 1 or r[0].get("ok") != "1":
+            print(f"bench_system: rec_{name} failed: {r}", file=sys.stderr)
+            missed += 1
+            continue
+        mbps = float(r[0]["mbps"])
+        extra = f" errors={r[0]['errors']}" if name == "replay" else f" lost_beats={r[0]['lost_beats']}"
+        print(f"RESULT name=recorder_{name} measured={mbps:.1f} limit={limit:.1f} ratio={mbps/limit:.4f} "
+              f"unit=MBps{extra}")
+        if name == "replay" and r[0]["errors"] != "0":
+            missed += 1
     cpu = max(float(r["cpu_requests_per_cmd"]) for r in bench)
     ok = cpu == 0
     missed += not ok

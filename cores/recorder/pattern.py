@@ -37,6 +37,19 @@ def pattern_word(seed, index):
     _, _, z, s2 = xorshift32(y)
     return z, stmts + s1 + s2
 
+def pattern_beat(seed, index, data_width):
+    """(data, statements): beat ``index`` of ``data_width`` bits = pattern words
+    ``index*n .. index*n + n-1`` (n = data_width/32, word l in bits 32l..32l+31)."""
+    nw    = data_width//32
+    data  = Signal(data_width)
+    stmts = []
+    for l in range(nw):
+        widx = Cat(Constant(l, log2_int(nw)), index) if nw > 1 else index
+        w, s = pattern_word(seed, widx)
+        stmts += s
+        stmts.append(data[32*l:32*(l+1)].eq(w))
+    return data, stmts
+
 def pattern_word_py(seed, i):
     def xs(x):
         x ^= (x << 13) & 0xffffffff
@@ -82,18 +95,9 @@ class DRAMPatternEngine(LiteXModule):
         self.comb += words.eq(self.length[log2_int(wbyte):])
 
         # Pattern of a port word (index = word * nw + lane).
-        def beat_pattern(widx):
-            data  = Signal(dw)
-            stmts = []
-            for l in range(nw):
-                w, s = pattern_word(self.seed, Cat(Constant(l, log2_int(nw)), widx))
-                stmts += s
-                stmts.append(data[32*l:32*(l+1)].eq(w))
-            return data, stmts
-
-        fill_data, s = beat_pattern(issue_idx)
+        fill_data, s = pattern_beat(self.seed, issue_idx, dw)
         self.comb += s
-        exp_data, s = beat_pattern(check_idx)
+        exp_data, s = pattern_beat(self.seed, check_idx, dw)
         self.comb += s
 
         running = Signal()

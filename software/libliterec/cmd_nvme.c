@@ -58,7 +58,7 @@ static void report(int port, const char *what, int r)
 		printf("Error: nvme%d: %s: %s\n", port, what, nvme_strerror(r));
 }
 
-static void report_engine(int port)
+void nvme_report_engine(int port)
 {
 	struct nvme_engine_status st;
 	static const char *ops[] = {"read", "write", "flush", "deallocate", "write-zeroes", "?", "?", "?"};
@@ -72,7 +72,7 @@ static void report_engine(int port)
 }
 
 /* Decimal fixed point: v / 10^d. */
-static void print_fixed(uint64_t v, int d)
+void literec_print_fixed(uint64_t v, int d)
 {
 	uint64_t p = 1;
 	int i;
@@ -122,7 +122,7 @@ static void nvme_id_handler(int nb_params, char **params)
 	printf("  PCI vendor    : %04x (subsystem %04x)\n", c->vid, c->ssvid);
 	printf("  version       : NVMe %lu.%lu.%lu\n", (unsigned long)(c->vs >> 16),
 		(unsigned long)((c->vs >> 8) & 0xff), (unsigned long)(c->vs & 0xff));
-	printf("  namespace %lu  : %llu LBAs of %lu B = %llu MB (capacity %llu, used %llu LBAs)\n",
+	printf("  namespace %-4lu: %llu LBAs of %lu B = %llu MB (capacity %llu, used %llu LBAs)\n",
 		(unsigned long)c->nsid, (unsigned long long)c->nsze, (unsigned long)c->lba_size,
 		(unsigned long long)((c->nsze << c->lba_shift)/1000000), (unsigned long long)c->ncap,
 		(unsigned long long)c->nuse);
@@ -280,10 +280,10 @@ static void io_result(int port, const char *name, int op, uint64_t lba, uint32_t
 	uint64_t us = cycles*1000000/CONFIG_CLOCK_FREQUENCY;
 	if (r) {
 		if (r == NVME_ERR_ENGINE)
-			report_engine(port);
+			nvme_report_engine(port);
 		else if (r == NVME_ERR_STOPPED) {
 			printf("Error: nvme%d: %s not sent: %s\n", port, name, nvme_strerror(r));
-			report_engine(port);
+			nvme_report_engine(port);
 		} else if (r != NVME_ERR_ARG)
 			report(port, name, r);
 		printf("RESULT name=%s port=%d ok=0 error=%d\n", name, port, r);
@@ -441,7 +441,7 @@ static void nvme_status_handler(int nb_params, char **params)
 		(unsigned long)st.submitted, (unsigned long)st.completed, (unsigned long)st.sq_doorbells,
 		(unsigned long)st.cq_doorbells, nvme_ctrls[port].io_qd);
 	if (st.error)
-		report_engine(port);
+		nvme_report_engine(port);
 	printf("RESULT name=nvme_status port=%d initialized=%d ready=%d error=%d err_status=0x%04lx err_lba=%llu outstanding=%d submitted=%lu completed=%lu\n",
 		port, nvme_ctrls[port].initialized, st.ready, st.error, (unsigned long)st.err_status,
 		(unsigned long long)st.err_lba, st.outstanding, (unsigned long)st.submitted,
@@ -542,7 +542,7 @@ static void nvme_bench_handler(int nb_params, char **params)
 
 	nvme_engine_status(port, &st);
 	if (st.error) {
-		report_engine(port);
+		nvme_report_engine(port);
 		return;
 	}
 	nvme_engine_set_qd(port, qd);
@@ -584,7 +584,7 @@ static void nvme_bench_handler(int nb_params, char **params)
 	cycles  = RD(port, ST_ELAPSED);
 	pushes  = RD(port, REQ_PUSHES);
 	if (st.error) {
-		report_engine(port);
+		nvme_report_engine(port);
 		printf("RESULT name=nvme_bench ok=0 commands=%llu errors=%llu\n", (unsigned long long)cmds,
 			(unsigned long long)errors);
 		return;
@@ -600,24 +600,24 @@ static void nvme_bench_handler(int nb_params, char **params)
 	printf("nvme%d: %s %s %lu KiB QD %lu: %llu commands, %llu bytes in %llu cycles (%llu us): ",
 		port, params[0], params[1], kib, qd, (unsigned long long)cmds, (unsigned long long)bytes,
 		(unsigned long long)cycles, (unsigned long long)(cycles*1000000/CONFIG_CLOCK_FREQUENCY));
-	print_fixed(mbps_x1000, 3);
+	literec_print_fixed(mbps_x1000, 3);
 	printf(" MB/s, %llu IOPS\n", (unsigned long long)iops);
 	printf("RESULT name=nvme_bench pattern=%s op=%s kib=%lu qd=%lu commands=%llu bytes=%llu cycles=%llu mbps=",
 		params[0], params[1], kib, qd, (unsigned long long)cmds, (unsigned long long)bytes,
 		(unsigned long long)cycles);
-	print_fixed(mbps_x1000, 3);
+	literec_print_fixed(mbps_x1000, 3);
 	printf(" iops=%llu lat_mean_us=", (unsigned long long)iops);
-	print_fixed(lat_sum*1000000/(cmds ? cmds : 1)/(CONFIG_CLOCK_FREQUENCY/1000), 3);
+	literec_print_fixed(lat_sum*1000000/(cmds ? cmds : 1)/(CONFIG_CLOCK_FREQUENCY/1000), 3);
 	printf(" lat_max_us=");
-	print_fixed(lat_max*1000000/(CONFIG_CLOCK_FREQUENCY/1000), 3);
+	literec_print_fixed(lat_max*1000000/(CONFIG_CLOCK_FREQUENCY/1000), 3);
 	printf(" link_limit_mbps=");
-	print_fixed(limit, 3);
+	literec_print_fixed(limit, 3);
 	printf(" ratio=");
-	print_fixed(limit ? mbps_x1000*10000/limit : 0, 4);
+	literec_print_fixed(limit ? mbps_x1000*10000/limit : 0, 4);
 	printf(" link_limit_iops=%llu iops_ratio=", (unsigned long long)(limit*1000/((uint64_t)kib*1024)));
-	print_fixed(limit ? iops*((uint64_t)kib*1024)*10000/(limit*1000) : 0, 4);
+	literec_print_fixed(limit ? iops*((uint64_t)kib*1024)*10000/(limit*1000) : 0, 4);
 	printf(" cpu_requests=%llu cpu_requests_per_cmd=", (unsigned long long)pushes);
-	print_fixed(pushes*1000/(cmds ? cmds : 1), 3);
+	literec_print_fixed(pushes*1000/(cmds ? cmds : 1), 3);
 	printf("\n");
 }
 define_command(nvme_bench, nvme_bench_handler, "Benchmark: nvme_bench <seq|rand> <read|write> <kib> <qd> <mib> [port]", LITEREC_CMDS);

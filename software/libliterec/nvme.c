@@ -416,6 +416,11 @@ void nvme_engine_status(int port, struct nvme_engine_status *s)
 	s->cq_doorbells = RD(port, CQ_DOORBELLS);
 }
 
+void nvme_engine_source(int port, int source)
+{
+	engine_ctrl(port, 1, source, source == NVME_SRC_CPU ? 0 : CTRL_STATS_CLEAR);
+}
+
 void nvme_engine_set_qd(int port, int qd)
 {
 	WR(port, QD, qd);

@@ -95,6 +95,15 @@ struct nvme_engine_status {
 };
 void nvme_engine_status(int port, struct nvme_engine_status *s);
 void nvme_engine_set_qd(int port, int qd);
+/* Request source of a port's engine (the engine stays enabled; statistics cleared unless CPU). */
+#define NVME_SRC_CPU 0
+#define NVME_SRC_GEN 1
+#define NVME_SRC_EXT 2   /* the recorder datapath */
+void nvme_engine_source(int port, int source);
+/* Prints the engine's error (failing command, status in words), if it stopped on one. */
+void nvme_report_engine(int port);
+/* Decimal fixed point: prints v / 10^d. */
+void literec_print_fixed(uint64_t v, int d);
 unsigned long nvme_csr_base(int port);
 uint32_t nvme_csts(int port, int *err);
 

@@ -1,0 +1,171 @@
+#
+# This file is part of LiteRecorder.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Recorder datapath in the full-system simulation: test stream -> LiteDRAM ring -> NVMe Write
+(record) and NVMe Read -> LiteDRAM ring -> pattern checker (replay), against the simulated SSD.
+Data is checked by the hardware checker and in the SSD's namespace file (Python)."""
+
+import pytest
+
+from conftest import parse_results
+from patterns import pattern_bytes
+from literecorder.sim.ssd import send_control
+
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("recorder")]
+
+MiB     = 1 << 20
+NS_SIZE = 256*MiB
+LBAS    = NS_SIZE//512
+
+def result(out, name):
+    r = [d for d in parse_results(out) if d.get("name") == name]
+    assert len(r) == 1, out
+    return r[0]
+
+def ctl(sim, command):
+    reply = send_control(sim.devices[0][1]["ctl_path"], command)
+    assert reply.startswith("ok"), reply
+    return reply
+
+def read_ns(sim, offset, nbytes):
+    with open(sim.devices[0][1]["ns_file"], "rb") as f:
+        f.seek(offset)
+        return f.read(nbytes)
+
+def record(sim, args, ok=True):
+    out = sim.cmd(f"rec_record {args}", timeout=600)
+    r = result(out, "rec_record")
+    assert r["ok"] == ("1" if ok else "0"), out
+    return r, out
+
+def replay(sim, args, ok=True):
+    out = sim.cmd(f"rec_replay {args}", timeout=600)
+    r = result(out, "rec_replay")
+    assert r["ok"] == ("1" if ok else "0"), out
+    return r, out
+
+@pytest.fixture(scope="module")
+def sim(request):
+    from conftest import get_build, ssd_devices, SimSession, _run_name
+    build = get_build()
+    s = SimSession(build, name=_run_name(request) + "-rec",
+        devices=ssd_devices(["--ssd-profile", "ideal", "--ns-size", str(NS_SIZE)], 1, build.sys_clk_freq))
+    assert result(s.cmd("nvme_init"), "nvme_init")["ok"] == "1"
+    yield s
+    s.close()
+
+@pytest.fixture
+def healthy(sim):
+    """Faults cleared and the drive initialized before each test."""
+    ctl(sim, "fault clear all")
+    assert result(sim.cmd("nvme_init"), "nvme_init")["ok"] == "1"
+    return sim
+
+def test_record_then_replay_exact_data(healthy):
+    sim = healthy
+    lba, seed = 4096, 0x5eed0001
+    r, _ = record(sim, f"{lba} 16 seed={seed}")
+    assert (r["bytes"], r["chunks"], r["bytes_in"], r["lost_beats"]) == (str(16*MiB), "128", str(16*MiB), "0")
+    assert int(r["ring_peak"]) >= 1
+    # The namespace holds the stream, byte for byte, from the first LBA on.
+    assert read_ns(sim, lba*512, 16*MiB) == pattern_bytes(seed, 16*MiB)
+    r, _ = replay(sim, f"{lba} 16 seed={seed}")
+    assert (r["bytes"], r["errors"], r["extra_beats"]) == (str(16*MiB), "0", "0")
+    assert int(r["checked_beats"])*64 == 16*MiB
+
+def test_replay_with_another_seed_fails_every_word(healthy):
+    sim = healthy
+    record(sim, "0 2 seed=7")
+    r, out = replay(sim, "0 2 seed=8")
+    assert r["errors"] == str(2*MiB//4) and r["first_error"] == "0", out
+    assert "word errors, first at byte 0" in out
+
+def test_early_stop_keeps_older_data_behind(healthy):
+    """Seed test #05: a second recording stopped early; the first one's data remains after it."""
+    sim = healthy
+    record(sim, "8192 8 seed=100")
+    r, _ = record(sim, "8192 8 seed=200 stop=3")
+    assert (r["bytes"], r["chunks"], r["bytes_in"]) == (str(3*MiB), "24", str(3*MiB))
+    assert replay(sim, "8192 3 seed=200")[0]["errors"] == "0"
+    r, _ = replay(sim, "8192 8 seed=200")
+    assert r["first_error"] == str(3*MiB) and int(r["errors"]) > 0
+    assert read_ns(sim, 8192*512, 3*MiB) == pattern_bytes(200, 3*MiB)
+    assert read_ns(sim, 8192*512 + 3*MiB, 5*MiB) == pattern_bytes(100, 5*MiB, first_word=3*MiB//4)
+
+def test_stop_inside_a_chunk_pads_it_with_zeros(healthy):
+    sim = healthy
+    record(sim, "16384 8 seed=300 chunk=2048")
+    r, _ = record(sim, "16384 8 seed=400 chunk=2048 stop=3")
+    # 3 MiB of data in 2 MiB chunks: the second chunk is padded.
+    assert (r["bytes"], r["chunks"], r["bytes_in"]) == (str(4*MiB), "2", str(3*MiB))
+    assert read_ns(sim, 16384*512, 3*MiB) == pattern_bytes(400, 3*MiB)
+    assert read_ns(sim, 16384*512 + 3*MiB, MiB) == bytes(MiB)
+    assert read_ns(sim, 16384*512 + 4*MiB, 4*MiB) == pattern_bytes(300, 4*MiB, first_word=4*MiB//4)
+
+def test_strict_source_faster_than_the_link_loses_beats_and_replay_sees_it(healthy):
+    sim = healthy
+    r, _ = record(sim, "0 8 seed=11 rate=3000 strict=1")
+    assert r["lost_beats"] == "0"
+    assert replay(sim, "0 8 seed=11")[0]["errors"] == "0"
+    r, _ = record(sim, "0 8 seed=12 rate=8000 strict=1")
+    lost = int(r["lost_beats"])
+    assert lost > 0
+    # What was not lost was recorded; the recording ended with the source (last chunk padded).
+    assert int(r["bytes_in"]) + lost*64 == 8*MiB
+    assert int(r["bytes"]) == -(-int(r["bytes_in"]) // (128*1024)) * 128*1024
+    # Lost beats shift the stream: the checker sees it.
+    r, _ = replay(sim, "0 8 seed=12")
+    assert int(r["errors"]) > 0
+
+def test_write_error_stops_recording_with_the_status_in_words(healthy):
+    sim = healthy
+    ctl(sim, "fault add write-fault:lba=2048-2055")
+    r, out = record(sim, "0 4 seed=1", ok=False)
+    assert "Write Fault (SCT 2, SC 0x80" in out, out
+    assert "of the chunk at LBA 2048 failed" in out, out
+    # The engine stays stopped until nvme_init; a new recording is refused before anything is sent.
+    out = sim.cmd("rec_record 0 1")
+    assert "nvme0: the queue engine stopped on an earlier error (nothing was sent)" in out, out
+    assert "RESULT name=rec_record" not in out
+    ctl(sim, "fault clear all")
+    assert result(sim.cmd("nvme_init"), "nvme_init")["ok"] == "1"
+    record(sim, "0 4 seed=1")
+    assert replay(sim, "0 4 seed=1")[0]["errors"] == "0"
+
+def test_read_error_stops_replay(healthy):
+    sim = healthy
+    record(sim, "0 2 seed=3")
+    ctl(sim, "fault add read-error:lba=1024")
+    r, out = replay(sim, "0 2 seed=3", ok=False)
+    assert "Unrecovered Read Error (SCT 2, SC 0x81" in out and "read of the chunk at LBA 1024" in out, out
+
+def test_silent_bit_flip_is_caught_by_the_checker(healthy):
+    sim = healthy
+    record(sim, "0 2 seed=21")
+    ctl(sim, "fault add bitflip:op=read,bit=12345")
+    r, _ = replay(sim, "0 2 seed=21")
+    assert r["errors"] == "1"
+    assert r["first_error"] == str((12345//8)//64*64)
+
+@pytest.mark.parametrize("args, message", [
+    ("0 0",                  "invalid size '0' MiB"),
+    ("x 1",                  "invalid LBA 'x'"),
+    ("0 1 speed=3",          "unknown option 'speed'"),
+    ("0 1 seed",             "options are key=value"),
+    ("0 1 chunk=4096",       "exceeds nvme0's maximum transfer (MDTS) of 2048 KiB"),
+    ("0 1 chunk=3",          "invalid chunk '3' KiB"),
+    ("0 1 qd=0",             "invalid qd '0'"),
+    ("0 1 ports=5",          "invalid ports '5'"),
+    ("0 4 stop=4",           "invalid stop '4' MiB"),
+    ("0 1 rate=20000",       "rate 20000 MB/s"),
+    (f"{LBAS - 100} 1",      "outside nvme0's namespace"),
+])
+def test_bad_arguments_are_refused_before_anything_is_sent(healthy, args, message):
+    sim = healthy
+    before = result(sim.cmd("nvme_status"), "nvme_status")["submitted"]
+    out = sim.cmd(f"rec_record {args}")
+    assert message in out, out
+    assert "RESULT name=rec_record" not in out
+    assert result(sim.cmd("nvme_status"), "nvme_status")["submitted"] == before
