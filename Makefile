@@ -3,6 +3,7 @@
 #   make sim     boot the simulated recorder SoC to the BIOS prompt (interactive)
 #   make test    run the whole test suite (unit + system)
 #   make bench   benchmarks (model link limits and profile curves, full-system nvme_bench)
+#   make synth   logic cost of the NVMe datapath (Yosys)
 #
 # Both install the toolchain first (Debian packages + .venv with pinned PyPI versions), once.
 
@@ -14,7 +15,7 @@ SIMARGS ?=
 PYTEST_ARGS ?=
 BENCHARGS ?=
 
-.PHONY: all install sim test test-unit test-system bench clean distclean
+.PHONY: all install sim test test-unit test-system bench synth clean distclean
 
 all: sim
 
@@ -40,6 +41,10 @@ test-system: $(STAMP)
 bench: $(STAMP)
 	$(PYTHON) test/bench_ssd_model.py --curves
 	$(PYTHON) test/bench_system.py $(BENCHARGS)
+
+# Logic cost of the NVMe datapath with Yosys (synth_xilinx, UltraScale+), about 10 minutes.
+synth: $(STAMP)
+	$(PYTHON) test/bench_synth.py --out build/synth
 
 clean:
 	rm -rf build

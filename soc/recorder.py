@@ -17,7 +17,7 @@ class RecorderConfig:
     n_ssds : int
         Number of SSD ports (one PCIe root port and one NVMe queue engine each), 1-8.
     pcie_data_width : int
-        Width of the TLP datapath on the core side of the PHY (64, 128, 256 or 512 bits).
+        Width of the TLP datapath on the core side of the PHY (128, 256 or 512 bits).
     chunk_size : int
         Recorder chunk (bytes): the unit of the DRAM ring and of one NVMe command stream,
         a power of two of at least 128 KiB.
@@ -25,8 +25,9 @@ class RecorderConfig:
     def __init__(self, sys_clk_freq, n_ssds=1, pcie_data_width=256, chunk_size=128*1024):
         if not (1 <= n_ssds <= 8):
             raise ValueError(f"n_ssds={n_ssds}: between 1 and 8 SSD ports are supported")
-        if pcie_data_width not in (64, 128, 256, 512):
-            raise ValueError(f"pcie_data_width={pcie_data_width}: allowed are 64, 128, 256, 512")
+        if pcie_data_width not in (128, 256, 512):
+            raise ValueError(f"pcie_data_width={pcie_data_width}: allowed are 128, 256, 512 (the queue engine "
+                "needs 128-bit beats at least)")
         if chunk_size < 128*1024 or (chunk_size & (chunk_size - 1)):
             raise ValueError(f"chunk_size={chunk_size}: must be a power of two >= 131072 (128 KiB)")
         self.sys_clk_freq    = int(sys_clk_freq)

@@ -87,3 +87,18 @@ def module_sim(request):
         devices=ssd_devices(list(DEFAULT_SSD), build.n_ssds, build.sys_clk_freq))
     yield s
     s.close()
+
+# Helpers of the system tests ----------------------------------------------------------------------
+
+def result(out, name):
+    """The one ``RESULT name=<name>`` line of a command's output, as a dict (fails otherwise)."""
+    r = [d for d in parse_results(out) if d.get("name") == name]
+    assert len(r) == 1, out
+    return r[0]
+
+def ssd_ctl(sim, command, index=0):
+    """Sends a control command to simulated SSD ``index`` (fault injection, stats); must succeed."""
+    from literecorder.sim.ssd import send_control
+    reply = send_control(sim.devices[index][1]["ctl_path"], command)
+    assert reply.startswith("ok"), reply
+    return reply

@@ -10,20 +10,10 @@ import re
 
 import pytest
 
-from conftest import parse_results
+from conftest import parse_results, result, ssd_ctl as ctl
 from literecorder.sim.ssd import send_control
 
 pytestmark = [pytest.mark.system, pytest.mark.xdist_group("faults")]
-
-def result(out, name):
-    r = [d for d in parse_results(out) if d.get("name") == name]
-    assert len(r) == 1, out
-    return r[0]
-
-def ctl(sim, command):
-    reply = send_control(sim.devices[0][1]["ctl_path"], command)
-    assert reply.startswith("ok"), reply
-    return reply
 
 @pytest.fixture(scope="module")
 def sim(request):

@@ -13,7 +13,7 @@ import zlib
 
 import pytest
 
-from conftest import parse_results
+from conftest import parse_results, result
 from patterns import pattern_bytes
 from literecorder.sim.qemu import qemu_available
 
@@ -28,11 +28,6 @@ DEVICES = {
     "model": dict(ssd=["--ssd-profile", "ideal", "--ns-size", "64MiB"], ids="1ee7:5100",
                   model="LiteRecorder SimSSD ideal", image_key="ns_file"),
 }
-
-def result(out, name):
-    r = [d for d in parse_results(out) if d.get("name") == name]
-    assert len(r) == 1, out
-    return r[0]
 
 @pytest.fixture(scope="module", params=["qemu", "model"])
 def dev(request):

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import parse_results
+from conftest import parse_results, result
 from patterns import pattern_bytes
 from literecorder.sim.ssd import send_control
 
@@ -19,14 +19,6 @@ pytestmark = [pytest.mark.system, pytest.mark.xdist_group("multi")]
 
 NS_SIZE = 32 << 20
 LBAS    = NS_SIZE//512
-
-def results(out, name):
-    return [d for d in parse_results(out) if d.get("name") == name]
-
-def result(out, name):
-    r = results(out, name)
-    assert len(r) == 1, out
-    return r[0]
 
 def read_ns(sim, port, lba, blocks):
     with open(sim.devices[port][1]["ns_file"], "rb") as f:

@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from conftest import parse_results
+from conftest import parse_results, result, ssd_ctl as ctl
 from patterns import pattern_bytes
 from literecorder.sim.ssd import send_control
 
@@ -21,16 +21,6 @@ pytestmark = [pytest.mark.system]
 NS_SIZE   = 64 << 20          # 131072 LBAs of 512 B
 LBAS      = NS_SIZE//512
 DRAM_WIN  = 0x60000000
-
-def result(out, name):
-    r = [d for d in parse_results(out) if d.get("name") == name]
-    assert len(r) == 1, out
-    return r[0]
-
-def ctl(sim, command):
-    reply = send_control(sim.devices[0][1]["ctl_path"], command)
-    assert reply.startswith("ok"), reply
-    return reply
 
 def ns_file(sim):
     return sim.devices[0][1]["ns_file"]

@@ -9,7 +9,7 @@ Data is checked by the hardware checker and in the SSD's namespace file (Python)
 
 import pytest
 
-from conftest import parse_results
+from conftest import parse_results, result, ssd_ctl as ctl
 from patterns import pattern_bytes
 from literecorder.sim.ssd import send_control
 
@@ -18,16 +18,6 @@ pytestmark = [pytest.mark.system, pytest.mark.xdist_group("recorder")]
 MiB     = 1 << 20
 NS_SIZE = 256*MiB
 LBAS    = NS_SIZE//512
-
-def result(out, name):
-    r = [d for d in parse_results(out) if d.get("name") == name]
-    assert len(r) == 1, out
-    return r[0]
-
-def ctl(sim, command):
-    reply = send_control(sim.devices[0][1]["ctl_path"], command)
-    assert reply.startswith("ok"), reply
-    return reply
 
 def read_ns(sim, offset, nbytes):
     with open(sim.devices[0][1]["ns_file"], "rb") as f:
@@ -169,3 +159,36 @@ def test_bad_arguments_are_refused_before_anything_is_sent(healthy, args, messag
     assert message in out, out
     assert "RESULT name=rec_record" not in out
     assert result(sim.cmd("nvme_status"), "nvme_status")["submitted"] == before
+
+def test_abort_drops_the_partial_chunk(healthy):
+    sim = healthy
+    record(sim, "24576 8 seed=600 chunk=2048")
+    r, out = record(sim, "24576 8 seed=700 chunk=2048 abort=3")
+    # 3 MiB taken: one whole 2 MiB chunk is written, the partial one is dropped.
+    assert (r["bytes"], r["chunks"], r["bytes_in"], r["aborted"], r["dropped"]) == \
+        (str(2*MiB), "1", str(3*MiB), "1", str(MiB)), out
+    assert "abort dropped the last 1048576 bytes" in out
+    assert read_ns(sim, 24576*512, 2*MiB) == pattern_bytes(700, 2*MiB)
+    assert read_ns(sim, 24576*512 + 2*MiB, 6*MiB) == pattern_bytes(600, 6*MiB, first_word=2*MiB//4)
+    assert "stop= and abort= exclude each other" in sim.cmd("rec_record 0 8 stop=1 abort=2")
+
+def test_selftest_suite_passes(healthy):
+    sim = healthy
+    out = sim.cmd("rec_selftest region=8 sweep=16", timeout=900)
+    tests = [d for d in parse_results(out) if d.get("name") == "rec_selftest"]
+    assert [(d["test"], d["pass"]) for d in tests] == [(str(i), "1") for i in range(12)], out
+    assert result(out, "rec_selftest_summary") == {"name": "rec_selftest_summary", "tests": "12", "failed": "0"}
+    assert "Overall Test Summary: PASS" in out
+    sweep = [d for d in parse_results(out) if d.get("name") == "rec_selftest_sweep"]
+    assert [(d["op"], d["chunks"]) for d in sweep] == [(op, str(n)) for n in (1, 2, 4, 8, 16) for op in ("write", "read")]
+
+def test_selftest_reports_a_failure(healthy):
+    sim = healthy
+    ctl(sim, "fault add bitflip:op=read,count=inf")
+    out = sim.cmd("rec_selftest region=8 test=10", timeout=900)
+    assert "TEST #10: FAIL" in out and "FAIL: read back data differs" in out, out
+    assert result(out, "rec_selftest_summary")["failed"] == "1"
+    assert "Overall Test Summary: FAIL" in out
+    for bad in ("test=12", "region=0", "ports=9", "bogus"):
+        out = sim.cmd(f"rec_selftest {bad}")
+        assert "RESULT name=rec_selftest" not in out, out

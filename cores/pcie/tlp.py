@@ -39,6 +39,19 @@ from literecorder.cores.pcie.common import *
 
 # Helpers ------------------------------------------------------------------------------------------
 
+def _bits(sig, lo=0, hi=None):
+    """``[sig[lo:hi]]``, or ``[]`` when that slice is empty (Verilog has no zero-width slices, e.g.
+    the payload of a 4-dword header's first beat at 128 bits)."""
+    hi = len(sig) if hi is None else hi
+    return [sig[lo:hi]] if hi > lo else []
+
+def _cat(*parts):
+    """Cat of the non-empty parts (a part may be a list from ``_bits``); 0 when all are empty."""
+    flat = []
+    for p in parts:
+        flat += p if isinstance(p, list) else [p]
+    return Cat(*flat) if flat else Constant(0, 1)
+
 def _dw(sig, i):
     return sig[32*i:32*(i+1)]
 
@@ -88,12 +101,12 @@ class RCHeaderInserter(LiteXModule):
         first_dat = Signal(data_width)
         body_dat  = Signal(data_width)
         self.comb += Case(h4, {
-            0: first_dat.eq(Cat(sink.header[:96],  sink.dat[:32*(ndw - 3)])),
-            1: first_dat.eq(Cat(sink.header[:128], sink.dat[:32*(ndw - 4)])),
+            0: first_dat.eq(_cat(sink.header[:96],  _bits(sink.dat, 0, 32*(ndw - 3)))),
+            1: first_dat.eq(_cat(sink.header[:128], _bits(sink.dat, 0, 32*(ndw - 4)))),
         })
         self.comb += Case(prev_h4, {
-            0: body_dat.eq(Cat(prev[32*(ndw - 3):], sink.dat[:32*(ndw - 3)])),
-            1: body_dat.eq(Cat(prev[32*(ndw - 4):], sink.dat[:32*(ndw - 4)])),
+            0: body_dat.eq(_cat(prev[32*(ndw - 3):], _bits(sink.dat, 0, 32*(ndw - 3)))),
+            1: body_dat.eq(_cat(prev[32*(ndw - 4):], _bits(sink.dat, 0, 32*(ndw - 4)))),
         })
         tail_dat = Signal(data_width)
         self.comb += Case(prev_h4, {
@@ -192,12 +205,12 @@ class RCHeaderExtracter(LiteXModule):
         body_dat  = Signal(data_width)
         tail_dat  = Signal(data_width)
         self.comb += Case(h4, {
-            0: first_dat.eq(sink.dat[96:]),
-            1: first_dat.eq(sink.dat[128:]),
+            0: first_dat.eq(_cat(_bits(sink.dat, 96))),
+            1: first_dat.eq(_cat(_bits(sink.dat, 128))),
         })
         self.comb += Case(cur_h4, {
-            0: [body_dat.eq(Cat(prev[96:],  sink.dat[:96])),  tail_dat.eq(prev[96:])],
-            1: [body_dat.eq(Cat(prev[128:], sink.dat[:128])), tail_dat.eq(prev[128:])],
+            0: [body_dat.eq(_cat(_bits(prev, 96),  sink.dat[:96])),  tail_dat.eq(_cat(_bits(prev, 96)))],
+            1: [body_dat.eq(_cat(_bits(prev, 128), sink.dat[:128])), tail_dat.eq(_cat(_bits(prev, 128)))],
         })
 
         first_be, first_case = _valid_dws_be(n, ndw)

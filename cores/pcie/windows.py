@@ -133,8 +133,8 @@ class DRAMWindow(LiteXModule):
         # # #
 
         # In-order command queue (reads: word addresses; writes: word address + data + mask).
-        cmds  = stream.SyncFIFO([("we", 1), ("adr", port.address_width)], 4)
-        wdata = stream.SyncFIFO([("data", pdw), ("we", pdw//8)], 8)
+        cmds  = stream.SyncFIFO([("we", 1), ("adr", port.address_width)], 32)
+        wdata = stream.SyncFIFO([("data", pdw), ("we", pdw//8)], 32)
         self.submodules += cmds, wdata
 
         # Read side: returned words are buffered; reads are only issued with room reserved.

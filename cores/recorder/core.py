@@ -62,6 +62,7 @@ class PatternSource(LiteXModule):
         self.beats    = Signal(32)
         self.rate     = Signal(16)
         self.strict   = Signal()
+        self.packet_beats = Signal(32)   # `last` every packet_beats beats (0: no packets).
         self.busy     = Signal()
         self.produced = Signal(32)     # Beats produced (taken + lost).
         self.lost     = Signal(32)
@@ -73,6 +74,10 @@ class PatternSource(LiteXModule):
         credit = Signal(5)
         data, stmts = pattern_beat(self.seed, self.produced, data_width)
         self.comb += stmts + [source.data.eq(data)]
+        pkt = Signal(32)
+        self.comb += source.last.eq((self.packet_beats != 0) & (pkt + 1 == self.packet_beats))
+        self.sync += If(self.start, pkt.eq(0)).Elif(source.valid & (source.ready | self.strict),
+            If(source.last, pkt.eq(0)).Else(pkt.eq(pkt + 1)))
 
         last = Signal()
         self.comb += last.eq((self.beats != 0) & (self.produced + 1 == self.beats))
@@ -182,6 +187,8 @@ class RecorderCore(LiteXModule):
         # Configuration (static while busy).
         self.start         = Signal()
         self.stop          = Signal()          # Record: close the input (pad the chunk), finish.
+        self.abort         = Signal()          # Record: close the input, drop the partial chunk, finish.
+        self.check_last    = Signal()          # Record: input packets must end with their chunks.
         self.mode          = Signal()          # MODE_RECORD / MODE_REPLAY.
         self.ring_word     = Signal(aw)        # Ring start: DRAM port word address.
         self.ring_bus      = Signal(32)        # Ring start: bus address (as the SSD sees it).
@@ -208,6 +215,9 @@ class RecorderCore(LiteXModule):
         self.chunks_done = Signal(32)          # Chunks completed (record: freed; replay: streamed out).
         self.cycles      = Signal(32)          # Cycles from start to finish.
         self.max_level   = Signal(sbits + 1)   # Highest ring fill (chunks in the ring).
+        self.early_last  = Signal(32)          # Record: packets that ended before their chunk.
+        self.aborted     = Signal()            # Record: ended by an abort.
+        self.dropped     = Signal(24)          # Record: words of the partial chunk an abort dropped.
 
         # # #
 
@@ -314,7 +324,7 @@ class RecorderCore(LiteXModule):
         )
 
         # Record: input FIFO -> LiteDRAM writer -------------------------------------------------
-        self.fifo   = fifo   = stream.SyncFIFO([("data", dw)], fifo_depth, buffered=True)
+        self.fifo   = fifo   = stream.SyncFIFO([("data", dw)], fifo_depth, buffered=True)   # with `last`
         self.writer = writer = LiteDRAMDMAWriter(wr_port, fifo_depth=32)
         in_open  = Signal()    # Record: input accepted.
         padding  = Signal()    # Record: zero words up to the end of the chunk after a stop.
@@ -322,7 +332,8 @@ class RecorderCore(LiteXModule):
         com_word = Signal(24)  # Words of chunk `fill_k` handed to LiteDRAM (wdata).
         wr_k     = Signal(32)  # Chunks whose writes were issued (may be ahead of fill_k).
         self.comb += [
-            sink.connect(fifo.sink, omit={"valid", "ready"}),
+            fifo.sink.data.eq(sink.data),
+            fifo.sink.last.eq(sink.last),
             fifo.sink.valid.eq(sink.valid & in_open),
             sink.ready.eq(fifo.sink.ready & in_open),
         ]
@@ -342,12 +353,22 @@ class RecorderCore(LiteXModule):
             fifo.source.ready.eq((writer.sink.valid & writer.sink.ready & ~padding) | ~running | wr_last),
         ]
         # After a stop, once the input FIFO is empty, a partly filled chunk is padded with zeros.
+        # Abort instead: the partly filled chunk is dropped (never requested; its slot is reused).
         self.sync += If(running & (self.mode == MODE_RECORD) & ~in_open & ~fifo.source.valid &
-            (in_word != 0) & ~wr_last,
-            padding.eq(1)
+            (in_word != 0) & ~wr_last & ~padding,
+            If(self.aborted,
+                self.dropped.eq(in_word),
+                in_word.eq(0),
+            ).Else(
+                padding.eq(1)
+            )
         )
         self.sync += [
-            If(writer.sink.valid & writer.sink.ready & ~padding, self.beats_in.eq(self.beats_in + 1)),
+            If(writer.sink.valid & writer.sink.ready & ~padding,
+                self.beats_in.eq(self.beats_in + 1),
+                If(self.check_last & fifo.source.last & (in_word + 1 != self.chunk_words),
+                    self.early_last.eq(self.early_last + 1))
+            ),
             If(writer.sink.valid & writer.sink.ready,
                 If(in_word + 1 == self.chunk_words,
                     in_word.eq(0),
@@ -432,7 +453,7 @@ class RecorderCore(LiteXModule):
         finished = Signal()
         self.comb += If(self.mode == MODE_RECORD,
             finished.eq(~in_open & ~padding & (in_word == 0) & (~fifo.source.valid | wr_last) &
-                (fill_k == wr_k) & (req_k == fill_k) & (free_k == req_k))
+                ~writer.fifo.source.valid & (fill_k == wr_k) & (req_k == fill_k) & (free_k == req_k))
         ).Else(
             finished.eq(free_k == self.total_chunks)
         )
@@ -441,7 +462,7 @@ class RecorderCore(LiteXModule):
                 running.eq(1), self.done.eq(0), self.error.eq(0), self.err_status.eq(0),
                 self.err_port.eq(0), self.err_lba.eq(0),
                 self.beats_in.eq(0), self.beats_out.eq(0), self.stalls.eq(0), self.cycles.eq(0),
-                self.max_level.eq(0),
+                self.max_level.eq(0), self.early_last.eq(0), self.aborted.eq(0), self.dropped.eq(0),
                 fill_k.eq(0), req_k.eq(0), free_k.eq(0), wr_k.eq(0), rd_k.eq(0),
                 in_word.eq(0), com_word.eq(0), rd_word.eq(0), out_word.eq(0),
                 in_open.eq(self.mode == MODE_RECORD), padding.eq(0),
@@ -451,6 +472,8 @@ class RecorderCore(LiteXModule):
                 *req_rst, *free_rst, *io_rst,
             ).Elif(running,
                 If(self.stop, in_open.eq(0)),
+                # Abort: the partly filled chunk is dropped (its slot is refilled by the next run).
+                If(self.abort & (self.mode == MODE_RECORD), in_open.eq(0), self.aborted.eq(1)),
                 # Error: stop once the ring's DMA has drained (nothing stale for the next run).
                 If((self.error & ~writer.fifo.source.valid & (rd_inflight == 0)) | finished,
                     running.eq(0), self.done.eq(1),
@@ -462,11 +485,15 @@ class RecorderCore(LiteXModule):
         self._ctrl = CSRStorage(description="Recorder control.", fields=[
             CSRField("start", size=1, pulse=True, description="Start recording/replaying (with the configuration below)."),
             CSRField("stop",  size=1, pulse=True, description="Record: close the input, pad the last chunk with zeros, finish."),
+            CSRField("abort", size=1, pulse=True, description="Record: close the input, write what was taken, drop the partly filled chunk, finish."),
             CSRField("mode",  size=1, offset=4, description="0: record (sink -> SSDs), 1: replay (SSDs -> source)."),
+            CSRField("check_last", size=1, offset=5, description="Record: count input packets (``last``) that end before their chunk."),
         ])
         self.comb += [
             self.start.eq(self._ctrl.fields.start),
             self.stop.eq(self._ctrl.fields.stop),
+            self.abort.eq(self._ctrl.fields.abort),
+            self.check_last.eq(self._ctrl.fields.check_last),
             self.mode.eq(self._ctrl.fields.mode),
         ]
         def storage(name, sig, desc, reset=0):
@@ -493,11 +520,15 @@ class RecorderCore(LiteXModule):
             CSRField("busy",  size=1, description="Recording/replaying."),
             CSRField("done",  size=1, description="Finished since the last start."),
             CSRField("error", size=1, description="Stopped on an error completion (see err_*)."),
+            CSRField("aborted", size=1, description="Record: ended by an abort."),
+            CSRField("early_last", size=1, description="Record: an input packet ended before its chunk."),
         ])
         self.comb += [
             self._status.fields.busy.eq(self.busy),
             self._status.fields.done.eq(self.done),
             self._status.fields.error.eq(self.error),
+            self._status.fields.aborted.eq(self.aborted),
+            self._status.fields.early_last.eq(self.early_last != 0),
         ]
         status("err_status",  self.err_status,  "CQE status of the failing command.")
         status("err_port",    self.err_port,    "Port of the failing command.")
@@ -510,6 +541,8 @@ class RecorderCore(LiteXModule):
         status("chunks_done", self.chunks_done, "Chunks completed (record: written, replay: streamed out).")
         status("cycles",      self.cycles,      "Cycles from start to finish.")
         status("max_level",   self.max_level,   "Highest number of chunks in the ring.")
+        status("early_last",  self.early_last,  "Record: input packets that ended before their chunk.")
+        status("dropped",     self.dropped,     "Record: words of the partial chunk dropped by an abort.")
 
 # Test stream endpoints with CSRs ------------------------------------------------------------------
 
@@ -538,6 +571,7 @@ class RecorderTestStreams(LiteXModule):
         self._gen_seed   = CSRStorage(32, description="Source pattern seed.")
         self._gen_beats  = CSRStorage(32, description="Source beats (0: until stopped).")
         self._gen_rate   = CSRStorage(16, description="Source rate: beats per cycle x 65536 (0: every cycle).")
+        self._gen_packet = CSRStorage(32, description="Source packet length in beats (``last`` on its final beat; 0: no packets).")
         self._check_seed  = CSRStorage(32, description="Checker pattern seed.")
         self._check_beats = CSRStorage(32, description="Checker: expected beats (0: any).")
         self._gen_busy     = CSRStatus(description="Source running.")
@@ -551,6 +585,7 @@ class RecorderTestStreams(LiteXModule):
             gen.seed.eq(self._gen_seed.storage),
             gen.beats.eq(self._gen_beats.storage),
             gen.rate.eq(self._gen_rate.storage),
+            gen.packet_beats.eq(self._gen_packet.storage),
             check.seed.eq(self._check_seed.storage),
             check.beats.eq(self._check_beats.storage),
             self._gen_busy.status.eq(gen.busy),
