@@ -43,7 +43,9 @@ def main():
     ap.add_argument("--mib", type=int, default=64, help="MiB per sequential run (default: 64)")
     ap.add_argument("--rand-mib", type=int, default=16, help="MiB per random run (default: 16)")
     ap.add_argument("--qd", type=int, default=32, help="queue depth (default: 32)")
-    ap.add_argument("--output-dir", default=None, help="simulation build directory (targets/sim.py default)")
+    ap.add_argument("--ssds", type=int, default=1, help="simulated SSDs; the recorder stripes over all (default: 1)")
+    ap.add_argument("--output-dir", default=None,
+        help="simulation build directory (default: build/sim, or build/sim-ssdsN with several SSDs)")
     a = ap.parse_args()
 
     benches = [
@@ -52,21 +54,28 @@ def main():
         ("rand_read",  f"nvme_bench rand read 4 {a.qd} {a.rand_mib}",  "iops_ratio", 0.90),
         ("rand_write", f"nvme_bench rand write 4 {a.qd} {a.rand_mib}", "iops_ratio", 0.90),
     ]
+    # The recorder stripes over every SSD: a share of a.mib per drive.
+    ports = "all" if a.ssds > 1 else "0"
     recs = [
-        ("record", f"rec_record 0 {a.mib}"),
-        ("replay", f"rec_replay 0 {a.mib}"),
+        ("record", f"rec_record 0 {a.mib*a.ssds} ports={ports}"),
+        ("replay", f"rec_replay 0 {a.mib*a.ssds} ports={ports}"),
     ]
-    cmds = ["rec_info", "nvme_init"] + [b[1] for b in benches] + [r[1] for r in recs] + ["pcie_stats"]
-    # A new sparse namespace file each time (an existing one keeps its size and content).
-    ns_file = os.path.join(ROOT, "build", "bench", "ssd0.img")
-    os.makedirs(os.path.dirname(ns_file), exist_ok=True)
-    if os.path.exists(ns_file):
-        os.unlink(ns_file)
-    argv = [sys.executable, os.path.join(ROOT, "targets", "sim.py"),
+    cmds = ["rec_info"] + [f"nvme_init {i}" for i in range(a.ssds)] + [b[1] for b in benches] + \
+        [r[1] for r in recs] + ["pcie_stats"]
+    # New sparse namespace files each time (an existing one keeps its size and content).
+    bench_dir = os.path.join(ROOT, "build", "bench")
+    os.makedirs(bench_dir, exist_ok=True)
+    for i in range(8):
+        f = os.path.join(bench_dir, f"ssd{i}.img")
+        if os.path.exists(f):
+            os.unlink(f)
+    ns_file = os.path.join(bench_dir, "ssd{i}.img")
+    argv = [sys.executable, os.path.join(ROOT, "targets", "sim.py"), "--ssds", str(a.ssds),
         "--ssd-profile", "ideal", "--ns-size", "8GiB", "--ns-file", ns_file, "--link", a.link, "--mps", a.mps,
         "--timeout", "1800", "--run", "; ".join(cmds)]
-    if a.output_dir:
-        argv += ["--output-dir", a.output_dir]
+    out_dir = a.output_dir or (os.path.join(ROOT, "build", f"sim-ssds{a.ssds}") if a.ssds > 1 else None)
+    if out_dir:
+        argv += ["--output-dir", out_dir]
     print("$ " + " ".join(argv[1:]), flush=True)
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     results = [parse(l) for l in p.stdout.splitlines() if l.startswith("RESULT ")]
@@ -79,6 +88,10 @@ def main():
         return 1
 
     bench = [r for r in results if r.get("name") == "nvme_bench"]
+    inits = [r for r in results if r.get("name") == "nvme_init"]
+    if len(inits) != a.ssds or any(r.get("ok") != "1" for r in inits):
+        print(f"bench_system: nvme_init failed: {inits}", file=sys.stderr)
+        return 1
     if len(bench) != len(benches) or any(r.get("ok") == "0" for r in bench):
         print(f"bench_system: expected {len(benches)} successful nvme_bench results, got {bench}", file=sys.stderr)
         return 1
@@ -100,7 +113,7 @@ def main():
             summary(name, float(r["iops"]), float(r["link_limit_iops"]), goal, unit="IOPS")
     # Recorder datapath (stream -> LiteDRAM ring -> SSD and back): reported against the same link
     # limit, no goal of the issues yet.
-    limit = float(bench[0]["link_limit_mbps"])
+    limit = float(bench[0]["link_limit_mbps"])*a.ssds
     for name, _ in recs:
         r = [x for x in results if x.get("name") == f"rec_{name}"]
         if len(r) != 1 or r[0].get("ok") != "1":
@@ -109,8 +122,8 @@ def main():
             continue
         mbps = float(r[0]["mbps"])
         extra = f" errors={r[0]['errors']}" if name == "replay" else f" lost_beats={r[0]['lost_beats']}"
-        print(f"RESULT name=recorder_{name} measured={mbps:.1f} limit={limit:.1f} ratio={mbps/limit:.4f} "
-              f"unit=MBps{extra}")
+        print(f"RESULT name=recorder_{name} ssds={a.ssds} measured={mbps:.1f} limit={limit:.1f} "
+              f"ratio={mbps/limit:.4f} unit=MBps{extra}")
         if name == "replay" and r[0]["errors"] != "0":
             missed += 1
     cpu = max(float(r["cpu_requests_per_cmd"]) for r in bench)
