@@ -16,13 +16,11 @@ See doc/qemu_bridge.md.
 
 import os
 import json
-import fcntl
 import shutil
 import ctypes
 import struct
-import subprocess
 
-from .ssd import parse_size, parse_number, parse_link, SimSSD, SSDError, TraceRec, US
+from .ssd import parse_size, parse_number, parse_link, SimSSD, SSDError, TraceRec, US, make_harness
 
 ROOT         = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULE_DIR   = os.path.join(ROOT, "sim", "modules", "qemu_nvme")
@@ -163,19 +161,8 @@ def read_lbas(path, lba, count, lba_size=512):
 # Harness ------------------------------------------------------------------------------------------
 
 def build_harness(out_dir=HARNESS_DIR):
-    """Build libqemubridge.so (once, with a file lock for parallel test workers); returns its path."""
-    os.makedirs(out_dir, exist_ok=True)
-    lib = os.path.join(out_dir, "libqemubridge.so")
-    with open(os.path.join(out_dir, ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            r = subprocess.run(["make", "-s", "-f", os.path.join(MODULE_DIR, "Makefile"), "harness",
-                f"HARNESS_DIR={out_dir}"], capture_output=True, text=True)
-            if r.returncode != 0:
-                raise RuntimeError("building the QEMU bridge harness failed:\n" + r.stdout + r.stderr)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    return lib
+    """Build libqemubridge.so (see ``sim.ssd.make_harness``); returns its path."""
+    return make_harness(MODULE_DIR, out_dir, "libqemubridge.so", "QEMU bridge")
 
 QEMU_STATS = ["rogue_writes", "rogue_reads", "rogue_first_addr", "mwr_bytes", "mrd_bytes",
     "mwr_tlps", "mrd_tlps", "poisoned_rx", "malformed_rx", "mps_violations", "mrrs_violations",

@@ -237,20 +237,25 @@ def send_control(ctl_path, command, timeout=5.0):
 
 # Standalone harness ----------------------------------------------------------------------------------
 
-def build_harness(out_dir=HARNESS_DIR):
-    """Build libsimssd.so (once, with a file lock for parallel test workers); returns its path."""
+def make_harness(module_dir, out_dir, lib_name, what):
+    """Build a sim module's standalone harness library (its Makefile's ``harness`` target) into
+    ``out_dir``, with a file lock for parallel test workers; returns the library's path."""
     os.makedirs(out_dir, exist_ok=True)
-    lib = os.path.join(out_dir, "libsimssd.so")
+    lib = os.path.join(out_dir, lib_name)
     with open(os.path.join(out_dir, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            r = subprocess.run(["make", "-s", "-f", os.path.join(MODULE_DIR, "Makefile"), "harness",
+            r = subprocess.run(["make", "-s", "-f", os.path.join(module_dir, "Makefile"), "harness",
                 f"HARNESS_DIR={out_dir}"], capture_output=True, text=True)
             if r.returncode != 0:
-                raise RuntimeError("building the SSD harness failed:\n" + r.stdout + r.stderr)
+                raise RuntimeError(f"building the {what} harness failed:\n" + r.stdout + r.stderr)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return lib
+
+def build_harness(out_dir=HARNESS_DIR):
+    """Build libsimssd.so (once per call site, see ``make_harness``); returns its path."""
+    return make_harness(MODULE_DIR, out_dir, "libsimssd.so", "SSD")
 
 class TraceRec(ctypes.Structure):
     _fields_ = [("t_ps", ctypes.c_uint64), ("addr", ctypes.c_uint64), ("hdr0", ctypes.c_uint32),

@@ -32,7 +32,7 @@ static int parse_port(int nb_params, char **params, int idx)
 }
 
 /* "0x1234" or "bar0+0x1c" (relative to the BAR0 the enumeration assigned). */
-static int parse_mem_addr(int port, const char *s, uint64_t *adr)
+static int parse_mem_addr_any(int port, const char *s, uint64_t *adr)
 {
 	unsigned long long v;
 	char *end;
@@ -61,6 +61,18 @@ static int parse_mem_addr(int port, const char *s, uint64_t *adr)
 		return -1;
 	}
 	*adr = v;
+	return 0;
+}
+
+/* A dword-aligned memory address: ADDR or bar0+OFFSET. */
+static int parse_mem_addr(int port, const char *s, uint64_t *adr)
+{
+	if (parse_mem_addr_any(port, s, adr))
+		return -1;
+	if (*adr & 3) {
+		printf("Error: address 0x%llx is not dword aligned\n", (unsigned long long)*adr);
+		return -1;
+	}
 	return 0;
 }
 
@@ -211,10 +223,6 @@ static void pcie_mem_rd_handler(int nb_params, char **params)
 		return;
 	if (parse_mem_addr(port, params[0], &adr))
 		return;
-	if (adr & 3) {
-		printf("Error: address 0x%llx is not dword aligned\n", (unsigned long long)adr);
-		return;
-	}
 	r = pcie_mem_read32(port, adr, &v);
 	if (r != PCIE_OK) {
 		printf("Error: memory read 0x%llx: %s\n", (unsigned long long)adr, pcie_strerror(r));
@@ -237,10 +245,6 @@ static void pcie_mem_wr_handler(int nb_params, char **params)
 		return;
 	if (parse_mem_addr(port, params[0], &adr))
 		return;
-	if (adr & 3) {
-		printf("Error: address 0x%llx is not dword aligned\n", (unsigned long long)adr);
-		return;
-	}
 	if (literec_parse_ulong(params[1], &val) || val > 0xffffffffUL) {
 		printf("Error: invalid value '%s': a 32-bit number\n", params[1]);
 		return;
