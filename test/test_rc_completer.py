@@ -18,8 +18,7 @@ from litex.soc.interconnect import stream
 
 from litepcie.common import phy_layout
 
-from literecorder.cores.pcie.tlp import RCTLPTX, RCTLPRX
-from literecorder.cores.pcie.completer import RCCompleter, CompleterWindow
+from literecorder.cores.pcie.core import RCRootComplex
 from literecorder.cores.pcie.windows import SRAMWindow
 
 from tlpmodel import TLP, to_beats, parse_header, random_payload
@@ -30,25 +29,34 @@ DW, NDW = 256, 8
 SRAM_BASE, SRAM_SIZE = 0x90000000, 0x10000
 MDL_BASE,  MDL_SIZE  = 0x60000000, 0x10000
 RO_BASE,   RO_SIZE   = 0x70000000, 0x1000
+ROC_BASE,  ROC_SIZE  = 0xA0000000, 0x2000    # On-chip, read-only (like a submission queue).
+
+class PHYStub:
+    endianness = "little"
+    def __init__(self):
+        self.data_width   = DW
+        self.root_mps_cap = 512
+        self.sink         = stream.Endpoint(phy_layout(DW))    # Root complex -> device.
+        self.source       = stream.Endpoint(phy_layout(DW))    # Device -> root complex.
+        self.link_up, self.link_gen, self.link_width = Signal(), Signal(3), Signal(4)
+        self.ltssm, self.perst = Signal(6), Signal()
 
 class Harness(Module):
-    def __init__(self):
-        self.phy_tx = stream.Endpoint(phy_layout(DW))    # Root complex -> device.
-        self.phy_rx = stream.Endpoint(phy_layout(DW))    # Device -> root complex.
-        self.submodules.tx = tx = RCTLPTX(self.phy_tx, DW)
-        self.submodules.rx = rx = RCTLPRX(self.phy_rx, DW)
-        self.submodules.sram = SRAMWindow("sram", SRAM_BASE, SRAM_SIZE, DW, fifo_depth=32)
-        self.mdl = CompleterWindow("mdl", MDL_BASE, MDL_SIZE, DW)
-        self.ro  = CompleterWindow("ro", RO_BASE, RO_SIZE, DW, writable=False)
-        self.submodules.cpl = RCCompleter(rx.req_source, tx,
-            [self.sram.window, self.mdl, self.ro], DW, max_pending=8, buffer_beats=32)
-        self.comb += rx.cpl_source.ready.eq(1)
+    def __init__(self, buffer_beats=32):
+        self.phy = phy = PHYStub()
+        self.phy_tx, self.phy_rx = phy.sink, phy.source
+        self.submodules.rc = rc = RCRootComplex(phy, buffer_beats=buffer_beats)
+        self.submodules.sram = SRAMWindow(rc.add_window("sram", SRAM_BASE, SRAM_SIZE, on_chip=True))
+        self.mdl = rc.add_window("mdl", MDL_BASE, MDL_SIZE)
+        self.ro  = rc.add_window("ro", RO_BASE, RO_SIZE, writable=False)
+        self.roc = rc.add_window("roc", ROC_BASE, ROC_SIZE, writable=False, on_chip=True)
+        self.cpl = rc.completer
 
 class Memory:
     """Reference memory of the device-visible windows."""
     def __init__(self, rng):
         self.data = {}
-        for base, size in [(SRAM_BASE, SRAM_SIZE), (MDL_BASE, MDL_SIZE), (RO_BASE, RO_SIZE)]:
+        for base, size in [(SRAM_BASE, SRAM_SIZE), (MDL_BASE, MDL_SIZE), (RO_BASE, RO_SIZE), (ROC_BASE, ROC_SIZE)]:
             self.data[base] = bytearray(rng.getrandbits(8) for _ in range(size)) if base != SRAM_BASE else bytearray(size)
 
     def window(self, adr):
@@ -89,6 +97,18 @@ def model_window(w, mem, rng, latency=(5, 30)):
                 yield w.rd_data.dat.eq(out[0])
             yield
             cycle += 1
+    return gen()
+
+def model_on_chip(w, mem):
+    """Python model of a synchronous-read memory behind an on-chip window (rd_dat one cycle after
+    rd_adr)."""
+    buf = mem.data[w.base]
+    @passive
+    def gen():
+        while True:
+            adr = (yield w.rd_adr)
+            yield w.rd_dat.eq(int.from_bytes(buf[adr*32:(adr + 1)*32], "little"))
+            yield
     return gen()
 
 def payload_bytes(dws):
@@ -148,7 +168,8 @@ def run(h, rng, tlps, mem, mps_log2=8, enable=1, cycles_guard=200000):
         yield h.cpl.mps_log2.eq(mps_log2)
         yield
     run_simulation(h, [ctrl(), send_tlps(h, tlps, rng, done=done), collect_tlps(h, rng, out, done),
-        model_window(h.mdl, mem, rng), model_window(h.ro, mem, rng, latency=(1, 3))])
+        model_window(h.mdl, mem, rng), model_window(h.ro, mem, rng, latency=(1, 3)),
+        model_on_chip(h.roc, mem)])
     return out
 
 def check_read_completions(tlp, cpls, mem, mps):
@@ -281,7 +302,8 @@ def test_refusals_are_counted_and_harmless():
         yield h2.cpl.enable.eq(1)
         yield h2.cpl.mps_log2.eq(8)
     run_simulation(h2, [ctrl(), send_tlps(h2, tlps, rng, done=done), collect_tlps(h2, rng, out2, done),
-        model_window(h2.mdl, Memory(rng), rng), model_window(h2.ro, Memory(rng), rng), probe()])
+        model_window(h2.mdl, Memory(rng), rng), model_window(h2.ro, Memory(rng), rng),
+        model_on_chip(h2.roc, Memory(rng)), probe()])
     assert counts == {"rd_refused": 2, "wr_refused": 3, "poisoned": 1, "malformed": 2,
         "refused_adr": MDL_BASE + 0x800}
 

@@ -3,31 +3,20 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""PCIe root-complex definitions: TLP header fields, layouts and helpers on top of LitePCIe."""
+"""PCIe root-complex definitions and the two building blocks every direction of the datapath uses:
+the dword aligner and the RAM FIFO.
+
+Beats on the PHY side use LitePCIe's ``phy_layout`` (``dat``, ``be``; ``first``/``last``): a TLP is
+its header dwords (as values) followed by its payload dwords, packed from dword 0 of its first beat.
+"""
 
 from migen import *
 
+from litex.gen import *
+
 from litex.soc.interconnect import stream
-from litex.soc.interconnect.packet import Header, HeaderField
 
-from litepcie.common import phy_layout
-from litepcie.tlp.common import tlp_raw_layout, fmt_type_dict, cpl_dict, dword_endianness_swap
-
-# Constants ----------------------------------------------------------------------------------------
-
-# Fmt/Type (7 bits, Fmt in 6:5) of the TLPs the root complex sends and receives.
-FMT_TYPE = {
-    "mrd32" : 0b00_00000,
-    "mrd64" : 0b01_00000,
-    "mwr32" : 0b10_00000,
-    "mwr64" : 0b11_00000,
-    "cfgrd0": 0b00_00100,
-    "cfgwr0": 0b10_00100,
-    "cfgrd1": 0b00_00101,
-    "cfgwr1": 0b10_00101,
-    "cpl"   : 0b00_01010,
-    "cpld"  : 0b10_01010,
-}
+# Constants (defined once; exported to the BIOS by soc.recorder.add_nvme_port) ---------------------
 
 # Completion status.
 CPL_SC  = 0b000
@@ -35,73 +24,187 @@ CPL_UR  = 0b001
 CPL_CRS = 0b010
 CPL_CA  = 0b011
 
-# Requester/completer ID of the root port (bus 0, device 0, function 0) and of the SSD (bus 1).
-ROOT_ID   = 0x0000
-DEVICE_ID = 0x0100
+# Requester/completer ID of the root port (bus 0, device 0, function 0).
+ROOT_ID = 0x0000
 
-# Header fields (dword values, as in the PCIe specification) ---------------------------------------
+# Reset values of the root-complex controls.
+MPS_LOG2_RESET    = 8       # 256 B until the BIOS programs the negotiated Max Payload Size.
+REQ_TIMEOUT_RESET = 2**20   # Completion timeout of the requester (sys_clk cycles).
 
-def hdr_dw0(fmt_type, length, ep=0):
-    """Dword 0 of a TLP header: Fmt/Type, EP, Length (1024 dwords encoded as 0)."""
-    return Cat(length[:10], Constant(0, 4), ep, Constant(0, 9), fmt_type[:5], fmt_type[5:7], Constant(0, 1))
+# Fmt/Type of the TLP kinds the root complex tells apart (dword 0 bits 30:24).
+FMT_TYPE_MEM = 0b00000      # Type of MRd/MWr (Fmt: bit 6 = with data, bit 5 = 4-dword header).
+FMT_TYPE_CPL = 0b01010      # Type of Cpl/CplD.
 
-def request_dw1(requester_id, tag, last_be, first_be):
-    return Cat(first_be[:4], last_be[:4], tag[:8], requester_id[:16])
+# Checks -------------------------------------------------------------------------------------------
 
-def completion_dw1(completer_id, status, byte_count):
-    return Cat(byte_count[:12], Constant(0, 1), status[:3], completer_id[:16])
+def check_data_width(data_width, minimum=64):
+    allowed = [w for w in (64, 128, 256, 512) if w >= minimum]
+    if data_width not in allowed:
+        raise ValueError(f"data_width={data_width}: allowed are {', '.join(map(str, allowed))} bits")
 
-def completion_dw2(requester_id, tag, lower_address):
-    return Cat(lower_address[:7], Constant(0, 1), tag[:8], requester_id[:16])
+def dword_swap(dat, ndw, endianness):
+    """Payload dwords in the PHY's byte order: each dword byte-reversed on a "big"-endian PHY
+    (LitePCIe's S7 convention: header dwords are values, payload dwords keep the wire order)."""
+    if endianness == "little":
+        return dat
+    return Cat(*[Cat(*[dat[32*i + 8*b:32*i + 8*b + 8] for b in reversed(range(4))]) for i in range(ndw)])
 
-def config_dw2(bus, device, function, register):
-    """Dword 2 of a configuration request; ``register`` is the dword number (10 bits incl. ext)."""
-    return Cat(Constant(0, 2), register[:6], register[6:10], Constant(0, 4), function[:3], device[:5], bus[:8])
+def ram_style_attr(mem, style):
+    """Synthesis hint on a Memory (``(* ram_style = ... *)``; e.g. "block" keeps a shallow but wide
+    RAM in block RAM instead of LUTs)."""
+    if style is not None:
+        mem.attr = {("ram_style", style)}
+    return mem
 
-# Layouts ------------------------------------------------------------------------------------------
+def be_of_dwords(dwords):
+    """Byte enables (4 per dword) of a dword-valid vector."""
+    return Cat(*[Replicate(dwords[i], 4) for i in range(len(dwords))])
 
-def rx_request_layout(data_width):
-    """Memory request received from the device (its DMA), header decoded."""
+# Dword Aligner ------------------------------------------------------------------------------------
+
+def aligner_cmd_layout(ndw):
     return [
-        ("we",        1),   # 1: MWr, 0: MRd.
-        ("addr64",    1),   # 4-dword header (64-bit address format).
-        ("ep",        1),   # Poisoned.
-        ("adr",      64),   # Byte address (bits 1:0 are 0).
-        ("len",      11),   # Dwords (1..1024).
-        ("first_be",  4),
-        ("last_be",   4),
-        ("tag",       8),
-        ("req_id",   16),
-        ("dat",      data_width),
-        ("be",       data_width//8),
+        ("in_offset",  bits_for(ndw - 1)),  # Dword of the first input beat where the packet starts.
+        ("out_offset", bits_for(ndw - 1)),  # Dword of the first output beat where it must start.
+        ("length",     11),                  # Dwords (1..1024).
     ]
 
-def rx_completion_layout(data_width):
-    """Completion received from the device, header decoded."""
-    return [
-        ("with_data",   1),
-        ("ep",          1),
-        ("status",      3),
-        ("byte_count", 12),
-        ("lower_adr",   7),
-        ("len",        11),
-        ("tag",         8),
-        ("cmp_id",     16),
-        ("req_id",     16),
-        ("dat",        data_width),
-        ("be",         data_width//8),
-    ]
+class DwordAligner(LiteXModule):
+    """Moves a packet of ``length`` dwords from dword ``in_offset`` of the input beats to dword
+    ``out_offset`` of the output beats: the one re-alignment shifter of the root complex, used once
+    per direction (TX: window data -> completion payload after its header; RX: write payload after
+    its header -> window beats).
 
-# Helpers ------------------------------------------------------------------------------------------
+    ::
 
-def dw_mask(n, ndw):
-    """Byte-enable vector (4 bits per dword) with the low ``n`` dwords set, ``n`` a signal."""
-    cases = {i: Constant((1 << (4*i)) - 1, 4*ndw) for i in range(ndw + 1)}
-    return cases
+        cmd (in_offset, out_offset, length) ----------------+  (acknowledged at the packet's end)
+        sink beats ---> [prev] --+--> Cat(prev[ndw-k:], cur[:ndw-k]) --> source beats (+ dwords)
+                     cur --------+
 
-def log2_ceil(n):
-    return (n - 1).bit_length()
+    ``cmd`` stays valid during its packet and is acknowledged with the last output beat, so the
+    aligner keeps no copy of it; ``sink`` gives exactly ceil((in_offset + length)/ndw) beats.
+    ``source.dwords`` flags the output dwords holding the packet (the others are don't-care).
+    """
+    def __init__(self, data_width):
+        check_data_width(data_width, minimum=128)
+        dw   = data_width
+        ndw  = dw//32
+        lbit = log2_int(ndw)
+        self.cmd    = cmd    = stream.Endpoint(aligner_cmd_layout(ndw))
+        self.sink   = sink   = stream.Endpoint([("dat", dw)])
+        self.source = source = stream.Endpoint([("dat", dw), ("dwords", ndw)])
 
-def check_data_width(data_width):
-    if data_width not in (64, 128, 256, 512):
-        raise ValueError(f"data_width={data_width}: allowed are 64, 128, 256 and 512 bits")
+        # # #
+
+        # Packet geometry (from the held command).
+        k      = Signal(lbit)        # Dwords of an output beat taken from the previous input beat.
+        prime  = Signal()            # The first output beat needs two input beats.
+        n_in   = Signal(10)
+        n_out  = Signal(10)
+        end    = Signal(lbit + 1)    # Dwords of the last output beat (1..ndw).
+        self.comb += [
+            k.eq(cmd.out_offset - cmd.in_offset),
+            prime.eq(cmd.in_offset > cmd.out_offset),
+            n_in.eq((cmd.in_offset  + cmd.length + ndw - 1) >> lbit),
+            n_out.eq((cmd.out_offset + cmd.length + ndw - 1) >> lbit),
+            end.eq((cmd.out_offset + cmd.length - 1)[:lbit] + 1),
+        ]
+
+        # Progress: input beats consumed, output beats sent (both 0 between packets).
+        c     = Signal(10)
+        j     = Signal(10)
+        prev  = Signal(dw, reset_less=True)
+        have  = Signal()             # An input beat remains for the current output beat.
+        pre   = Signal()             # Priming: the first input beat goes to `prev` only.
+        self.comb += [
+            have.eq(c != n_in),
+            pre.eq(prime & (c == 0)),
+        ]
+        cases = {0: source.dat.eq(sink.dat)}
+        for i in range(1, ndw):
+            cases[i] = source.dat.eq(Cat(prev[32*(ndw - i):], sink.dat[:32*(ndw - i)]))
+        self.comb += Case(k, cases)
+
+        self.comb += [
+            source.first.eq(j == 0),
+            source.last.eq(j == n_out - 1),
+            If(cmd.valid,
+                If(pre,
+                    sink.ready.eq(1),
+                ).Elif(have,
+                    source.valid.eq(sink.valid),
+                    sink.ready.eq(source.ready),
+                ).Else(
+                    source.valid.eq(1),   # Tail: the rest of the previous input beat.
+                ),
+            ),
+            cmd.ready.eq(source.valid & source.ready & source.last),
+        ]
+        for i in range(ndw):
+            self.comb += source.dwords[i].eq((~source.first | (i >= cmd.out_offset)) &
+                                             (~source.last  | (i <  end)))
+        self.sync += [
+            If(sink.valid & sink.ready,
+                prev.eq(sink.dat),
+                c.eq(c + 1),
+            ),
+            If(source.valid & source.ready,
+                j.eq(j + 1),
+            ),
+            If(cmd.ready,
+                c.eq(0),
+                j.eq(0),
+            ),
+        ]
+
+# RAM FIFO -----------------------------------------------------------------------------------------
+
+class RAMFIFO(LiteXModule):
+    """First-word-fall-through FIFO on a synchronous-read RAM (block RAM) without an output register:
+    the output is the RAM's read latch, addressed one entry ahead when an entry is taken. An entry is
+    visible two cycles after it was written. ``level``: entries stored (full at ``depth``).
+    ``ram_style``: synthesis hint of the RAM ("block": block RAM, whatever the depth)."""
+    def __init__(self, layout, depth, ram_style="block"):
+        if depth < 2 or depth & (depth - 1):
+            raise ValueError(f"RAMFIFO depth={depth}: a power of two >= 2")
+        self.sink   = sink   = stream.Endpoint(layout)
+        self.source = source = stream.Endpoint(layout)
+        self.depth  = depth
+        self.level  = level = Signal(max=depth + 1)
+
+        # # #
+
+        fields = [(name, len(getattr(sink, name))) for name, *_ in sink.description.payload_layout]
+        fields += [(name, len(getattr(sink, name))) for name, *_ in sink.description.param_layout]
+        fields += [("first", 1), ("last", 1)]
+        width = sum(w for _, w in fields)
+        mem = Memory(width, depth)
+        ram_style_attr(mem, ram_style)
+        wr  = mem.get_port(write_capable=True)
+        rd  = mem.get_port(mode=READ_FIRST)
+        self.specials += mem, wr, rd
+
+        push    = Signal()
+        pop     = Signal()
+        push_d  = Signal()
+        wp      = Signal(log2_int(depth))
+        rp      = Signal(log2_int(depth))
+        visible = Signal(max=depth + 1)
+        self.comb += [
+            sink.ready.eq(level != depth),
+            push.eq(sink.valid & sink.ready),
+            pop.eq(source.valid & source.ready),
+            wr.adr.eq(wp),
+            wr.dat_w.eq(Cat(*[getattr(sink, name) for name, _ in fields])),
+            wr.we.eq(push),
+            rd.adr.eq(rp + pop),
+            Cat(*[getattr(source, name) for name, _ in fields]).eq(rd.dat_r),
+            source.valid.eq(visible != 0),
+        ]
+        self.sync += [
+            push_d.eq(push),
+            wp.eq(wp + push),
+            rp.eq(rp + pop),
+            level.eq(level + push - pop),
+            visible.eq(visible + push_d - pop),
+        ]

@@ -12,8 +12,11 @@
     doorbells -+----------------------(posted writes)--+--> RCTLPTX --> phy.sink ------+--> device
                |                                       |                                |
                |   windows <-- RCCompleter <--(MRd/MWr)-+-- RCTLPRX <-- phy.source <----+--- device
-               |   (SRAM, LiteDRAM, queues) --(CplD)----+                               |
+               |   (add_window)  --(CplD)---------------+                               |
                +------------------------------------------------------------------------+
+
+The root complex hands out the windows the device may access (``add_window``) and the doorbell
+port of the hardware queue engine (``doorbell``); their owners serve them.
 """
 
 from migen import *
@@ -24,8 +27,9 @@ from litex.soc.interconnect.csr import *
 
 from literecorder.cores.pcie.common import *
 from literecorder.cores.pcie.tlp import RCTLPTX, RCTLPRX
-from literecorder.cores.pcie.requester import RCRequester
+from literecorder.cores.pcie.requester import RCRequester, SHORT_TLP_DWORDS
 from literecorder.cores.pcie.completer import RCCompleter
+from literecorder.cores.pcie.windows import CompleterWindow
 
 # Root Complex -------------------------------------------------------------------------------------
 
@@ -38,29 +42,35 @@ class RCRootComplex(LiteXModule):
         ``SimRootPortPHY`` or a Xilinx root-port wrapper (``sink``, ``source``, ``data_width``,
         ``endianness``, ``link_up``, ``link_gen``, ``link_width``, ``ltssm``, ``perst``,
         ``root_mps_cap``).
-    windows : list of CompleterWindow
-        What the device may access (its DMA); everything else is refused.
     """
-    def __init__(self, phy, windows, max_pending=16):
+    def __init__(self, phy, **completer_kwargs):
         dw = phy.data_width
         self.phy = phy
 
         # # #
 
-        self.tx = tx = RCTLPTX(phy.sink, dw, phy.endianness)
+        self.tx = tx = RCTLPTX(phy.sink, dw)
         self.rx = rx = RCTLPRX(phy.source, dw, phy.endianness)
         self.requester = RCRequester(
-            tx_cpu     = tx.get_port(),
-            tx_hw      = tx.get_port(),
-            cpl_source = rx.cpl_source,
-            data_width = dw)
-        self.completer = RCCompleter(
-            req_source  = rx.req_source,
-            tx          = tx,
-            windows     = windows,
-            data_width  = dw,
-            max_pending = max_pending)
+            source     = tx.get_port(dwords=SHORT_TLP_DWORDS),
+            cpl        = rx.cpl,
+            data_width = dw,
+            endianness = phy.endianness)
+        self.completer = cpl = RCCompleter(dw, phy.endianness, **completer_kwargs)
+        self.comb += [
+            rx.req.connect(cpl.req),
+            rx.req_status.connect(cpl.req_status),
+            rx.req_data.connect(cpl.req_data),
+            cpl.source.connect(tx.get_port()),
+            rx.mps_log2.eq(cpl.mps_log2),
+        ]
         self.doorbell = self.requester.doorbell
+
+    def add_window(self, name, base, size, readable=True, writable=True, on_chip=False):
+        """A region of the bus address space the device may access; returns its ``CompleterWindow``
+        for its owner to serve (``on_chip``: from a synchronous-read memory port)."""
+        return self.completer.add_window(CompleterWindow(name, base, size, self.phy.data_width,
+            readable=readable, writable=writable, on_chip=on_chip))
 
     def add_csr(self):
         phy = self.phy
@@ -78,7 +88,7 @@ class RCRootComplex(LiteXModule):
                 ("``0b1``", "Asserted (device held in reset)."),
             ]),
             CSRField("dma_enable", size=1, reset=0, description="Serve the device's DMA in the windows (0: every request is refused)."),
-            CSRField("mps_log2", size=4, offset=8, reset=8, description="log2 of the Max Payload Size programmed in the device (7: 128 B ... 12: 4 KiB): completions are split at this size."),
+            CSRField("mps_log2", size=4, offset=8, reset=MPS_LOG2_RESET, description="log2 of the Max Payload Size programmed in the device (7: 128 B ... 12: 4 KiB): completions are split at this size."),
         ])
         self._root_caps = CSRStatus(32, reset=phy.root_mps_cap, description="Max Payload Size supported by the root port (bytes).")
         self.comb += [
@@ -108,7 +118,7 @@ class RCRootComplex(LiteXModule):
             CSRField("last_be",  size=4, offset=12, description="Last dword byte enables (2-dword requests)."),
             CSRField("start",    size=1, offset=31, pulse=True, description="Send the request."),
         ])
-        self._req_timeout = CSRStorage(32, reset=2**20, description="Completion timeout (sys_clk cycles).")
+        self._req_timeout = CSRStorage(32, reset=REQ_TIMEOUT_RESET, description="Completion timeout (sys_clk cycles).")
         self._req_status = CSRStatus(description="Request status.", fields=[
             CSRField("busy",   size=1, description="Request in progress."),
             CSRField("status", size=3, offset=4, description="Result of the last request.", values=[
@@ -147,7 +157,6 @@ class RCRootComplex(LiteXModule):
             ("refused_adr_lo", cpl.refused_adr[:32], "Address [31:0] of the last refused/dropped device request."),
             ("refused_adr_hi", cpl.refused_adr[32:], "Address [63:32] of the last refused/dropped device request."),
             ("rd_served",      cpl.rd_served,        "Completions with data sent to the device."),
-            ("wr_bytes",       cpl.wr_bytes[:32],    "Bytes written by the device into the windows (modulo 2^32)."),
             ("unsupported",    self.rx.unsupported,  "Received TLPs of unsupported types (dropped)."),
             ("unexpected",     req.unexpected,       "Completions that matched no request."),
             ("timeouts",       req.timeouts,         "Requests that timed out."),
@@ -157,3 +166,5 @@ class RCRootComplex(LiteXModule):
             csr = CSRStatus(32, name=name, description=desc)
             setattr(self, "_" + name, csr)
             self.comb += csr.status.eq(sig)
+        self._wr_bytes = CSRStatus(64, description="Bytes written by the device into the windows.")
+        self.comb += self._wr_bytes.status.eq(cpl.wr_bytes)

@@ -12,6 +12,9 @@ Two users:
   status decoded (SC, UR, CRS, CA), poisoned/malformed completions and completion timeout reported
   as errors (never a hang);
 - hardware masters (the NVMe queue engine's doorbells): posted 1-dword memory writes.
+
+Both are short TLPs (a 3- or 4-dword header and at most 2 payload dwords) laid out directly as PHY
+beats: header dwords, then the payload from dword 3 or 4 (one beat from 256 bits, two at 128).
 """
 
 from migen import *
@@ -20,7 +23,7 @@ from litex.gen import *
 
 from litex.soc.interconnect import stream
 
-from litepcie.tlp.common import tlp_raw_layout
+from litepcie.common import phy_layout
 
 from literecorder.cores.pcie.common import *
 
@@ -36,6 +39,8 @@ REQ_MALFORMED = 6
 
 REQ_MRD, REQ_MWR, REQ_CFGRD, REQ_CFGWR = range(4)
 
+SHORT_TLP_DWORDS = 6   # 4-dword header + 2 payload dwords.
+
 def doorbell_layout():
     return [("adr", 64), ("dat", 32)]
 
@@ -46,12 +51,14 @@ class RCRequester(LiteXModule):
 
     Parameters
     ----------
-    tx_cpu, tx_hw : stream.Endpoint
-        Raw-TLP ports of ``RCTLPTX`` for the CPU requests and the doorbell writes.
-    cpl_source : stream.Endpoint
+    source : stream.Endpoint
+        ``phy_layout`` port of ``RCTLPTX`` (the requests, as PHY beats).
+    cpl : stream.Endpoint
         Completions from ``RCTLPRX``.
     """
-    def __init__(self, tx_cpu, tx_hw, cpl_source, data_width):
+    def __init__(self, source, cpl, data_width, endianness="little"):
+        check_data_width(data_width, minimum=128)
+        ndw = data_width//32
         # CPU request (set, then pulse ``start``).
         self.kind      = Signal(2)        # REQ_MRD / REQ_MWR / REQ_CFGRD / REQ_CFGWR.
         self.adr       = Signal(64)       # Memory: byte address. Config: ECAM layout bus/dev/fn/reg.
@@ -60,7 +67,7 @@ class RCRequester(LiteXModule):
         self.last_be   = Signal(4)
         self.wdata     = Signal(64)
         self.start     = Signal()
-        self.timeout   = Signal(32, reset=2**20)
+        self.timeout   = Signal(32, reset=REQ_TIMEOUT_RESET)
         self.busy      = Signal()
         self.status    = Signal(3)
         self.rdata     = Signal(64)
@@ -70,75 +77,98 @@ class RCRequester(LiteXModule):
         self.timeouts   = Signal(32)
         self.doorbells  = Signal(32)
         # Hardware doorbell writes.
-        self.doorbell   = stream.Endpoint(doorbell_layout())
+        self.doorbell   = db = stream.Endpoint(doorbell_layout())
 
         # # #
 
-        # Doorbells: posted 1-dword writes, 3-dword header below 4 GiB, else 4-dword.
-        db   = self.doorbell
-        db64 = Signal()
-        self.comb += [
-            db64.eq(db.adr[32:] != 0),
-            tx_hw.valid.eq(db.valid),
-            db.ready.eq(tx_hw.ready),
-            tx_hw.first.eq(1),
-            tx_hw.last.eq(1),
-            tx_hw.fmt.eq(Cat(db64, 1)),
-            tx_hw.header[0:32].eq(Cat(Constant(1, 10), Constant(0, 14), Constant(0, 5), db64, Constant(1, 1), Constant(0, 1))),
-            tx_hw.header[32:64].eq(Cat(Constant(0xf, 4), Constant(0, 4), Constant(0, 8), self.requester_id)),
-            If(db64,
-                tx_hw.header[64:96].eq(db.adr[32:]),
-                tx_hw.header[96:128].eq(Cat(Constant(0, 2), db.adr[2:32])),
-            ).Else(
-                tx_hw.header[64:96].eq(Cat(Constant(0, 2), db.adr[2:32])),
-            ),
-            tx_hw.dat.eq(db.dat),
-            tx_hw.be.eq(0xf),
-        ]
-        self.sync += If(db.valid & db.ready, self.doorbells.eq(self.doorbells + 1))
-
-        # CPU requests.
-        tag      = Signal(5)
+        # CPU request decode.
+        tag      = Signal(8)
         is_cfg   = Signal()
         is_write = Signal()
-        adr64    = Signal()
         length   = Signal(2)
         self.comb += [
             is_cfg.eq(self.kind[1]),
-            is_write.eq((self.kind == REQ_MWR) | (self.kind == REQ_CFGWR)),
-            adr64.eq(~is_cfg & (self.adr[32:] != 0)),
+            is_write.eq(self.kind[0]),
             length.eq(Mux(is_cfg | (self.length == 1), 1, 2)),
         ]
-        fmt  = Signal(2)
-        typ  = Signal(5)
+
+        # Short TLP of the selected user: header fields + payload ---------------------------------
+        sel_cpu  = Signal()   # 1: the CPU request, 0: the doorbell.
+        adr      = Signal(64)
+        h4       = Signal()
+        with_dat = Signal()
+        cfg      = Signal()
+        n        = Signal(2)
+        fbe      = Signal(4)
+        lbe      = Signal(4)
+        ttag     = Signal(8)
+        payload  = Signal(64)
         self.comb += [
-            fmt.eq(Cat(adr64, is_write)),
-            typ.eq(Mux(is_cfg, 0b00100, 0b00000)),
-        ]
-        tx = tx_cpu
-        self.comb += [
-            tx.first.eq(1),
-            tx.last.eq(1),
-            tx.fmt.eq(fmt),
-            tx.header[0:32].eq(Cat(length, Constant(0, 8), Constant(0, 14), typ, fmt, Constant(0, 1))),
-            tx.header[32:64].eq(Cat(self.first_be, Mux(length == 2, self.last_be, 0), tag, Constant(0, 3),
-                self.requester_id)),
-            If(is_cfg,
-                # ECAM layout: bus 27:20, device 19:15, function 14:12, register 11:2.
-                tx.header[64:96].eq(Cat(Constant(0, 2), self.adr[2:12], Constant(0, 4),
-                    self.adr[12:15], self.adr[15:20], self.adr[20:28])),
-            ).Elif(adr64,
-                tx.header[64:96].eq(self.adr[32:]),
-                tx.header[96:128].eq(Cat(Constant(0, 2), self.adr[2:32])),
+            If(sel_cpu,
+                adr.eq(self.adr), with_dat.eq(is_write), cfg.eq(is_cfg), n.eq(length),
+                fbe.eq(self.first_be), lbe.eq(Mux(length == 2, self.last_be, 0)), ttag.eq(tag),
+                payload.eq(self.wdata),
             ).Else(
-                tx.header[64:96].eq(Cat(Constant(0, 2), self.adr[2:32])),
+                adr.eq(db.adr), with_dat.eq(1), n.eq(1), fbe.eq(0xf), payload.eq(db.dat),
             ),
-            tx.dat.eq(self.wdata),
-            If(is_write, tx.be.eq(Mux(length == 2, 0xff, 0x0f))),
+            h4.eq(~cfg & (adr[32:] != 0)),
+        ]
+        dw2 = Signal(32)
+        self.comb += If(cfg,
+            # ECAM layout: bus 27:20, device 19:15, function 14:12, register 11:2.
+            dw2.eq(Cat(Constant(0, 2), adr[2:12], Constant(0, 4), adr[12:15], adr[15:20], adr[20:28])),
+        ).Elif(h4,
+            dw2.eq(adr[32:]),
+        ).Else(
+            dw2.eq(Cat(Constant(0, 2), adr[2:32])),
+        )
+        pay = dword_swap(payload, 2, endianness)
+        image = Signal(32*SHORT_TLP_DWORDS)
+        self.comb += image.eq(Cat(
+            Cat(n, Constant(0, 22), Mux(cfg, 0b00100, 0b00000), h4, with_dat, Constant(0, 1)),
+            Cat(fbe, lbe, ttag, self.requester_id),
+            dw2,
+            Mux(h4, Cat(Constant(0, 2), adr[2:32]), pay[:32]),
+            Mux(h4, pay[:32], pay[32:]),
+            pay[32:],
+        ))
+        total = Signal(3)     # Dwords of the TLP.
+        self.comb += total.eq(3 + h4 + Mux(with_dat, n, 0))
+        beat  = Signal()      # Beat of a 2-beat TLP (128-bit datapath).
+        if ndw >= SHORT_TLP_DWORDS:
+            self.comb += [
+                source.dat.eq(image),
+                source.be.eq(be_of_dwords(Cat(*[total > i for i in range(ndw)]))),
+                source.first.eq(1),
+                source.last.eq(1),
+            ]
+        else:
+            self.comb += [
+                source.dat.eq(Mux(beat, image[32*ndw:], image[:32*ndw])),
+                source.be.eq(be_of_dwords(Cat(*[Mux(beat, total > ndw + i, total > i) for i in range(ndw)]))),
+                source.first.eq(~beat),
+                source.last.eq(beat | (total <= ndw)),
+            ]
+            self.sync += If(source.valid & source.ready, beat.eq(~source.last))
+
+        # Doorbells: posted 1-dword writes; the CPU request takes over between packets ----------
+        want_cpu = Signal()
+        owner    = Signal()
+        self.comb += [
+            sel_cpu.eq(Mux(beat, owner, want_cpu)),
+            If(sel_cpu,
+                source.valid.eq(1),
+            ).Else(
+                source.valid.eq(db.valid),
+                db.ready.eq(source.ready & source.last),
+            ),
+        ]
+        self.sync += [
+            owner.eq(sel_cpu),
+            If(db.valid & db.ready, self.doorbells.eq(self.doorbells + 1)),
         ]
 
-        # Completions: the one for the outstanding request (tag, requester ID) is consumed.
-        cpl     = cpl_source
+        # CPU requests and their completion --------------------------------------------------------
         match   = Signal()
         waiting = Signal()
         count   = Signal(32)
@@ -148,19 +178,33 @@ class RCRequester(LiteXModule):
         ]
         self.sync += If(cpl.valid & cpl.first & ~match, self.unexpected.eq(self.unexpected + 1))
 
+        # Verdict of a completion from its first beat; its framing is known at its last beat.
+        verdict = Signal(3)
+        self.comb += verdict.eq(
+            Mux(cpl.ep, REQ_POISONED,
+            Mux(cpl.status == CPL_UR, REQ_UR,
+            Mux(cpl.status == CPL_CRS, REQ_CRS,
+            Mux(cpl.status != CPL_SC, REQ_CA,
+            Mux(~is_write & (~cpl.with_data | (cpl.len != length)), REQ_MALFORMED, REQ_OK))))))
+        # Payload dwords 0/1 are wire dwords 3 and 4: beat 0, or dword 1 in beat 1 at 128 bits.
+        rdata_lo = Signal(32)
+        rdata_hi = Signal(32)
+        self.comb += self.rdata.eq(Cat(rdata_lo, rdata_hi))
+
         self.fsm = fsm = FSM(reset_state="IDLE")
         fsm.act("IDLE",
             If(self.start,
                 NextValue(self.status, REQ_OK),
-                NextValue(self.rdata, 0),
+                NextValue(rdata_lo, 0),
+                NextValue(rdata_hi, 0),
                 NextValue(count, 0),
                 NextState("SEND")
             )
         )
         fsm.act("SEND",
             self.busy.eq(1),
-            tx.valid.eq(1),
-            If(tx.ready,
+            want_cpu.eq(1),
+            If(sel_cpu & source.ready & source.last,
                 # Memory writes are posted: done once sent.
                 If(self.kind == REQ_MWR,
                     NextValue(tag, tag + 1),
@@ -175,36 +219,40 @@ class RCRequester(LiteXModule):
             waiting.eq(1),
             NextValue(count, count + 1),
             If(cpl.valid & cpl.first & match,
-                If(cpl.malformed,
-                    NextValue(self.status, REQ_MALFORMED)
-                ).Elif(cpl.ep,
-                    NextValue(self.status, REQ_POISONED)
-                ).Elif(cpl.status == CPL_UR,
-                    NextValue(self.status, REQ_UR)
-                ).Elif(cpl.status == CPL_CRS,
-                    NextValue(self.status, REQ_CRS)
-                ).Elif(cpl.status != CPL_SC,
-                    NextValue(self.status, REQ_CA)
-                ).Elif(~is_write & (~cpl.with_data | (cpl.len != length)),
-                    NextValue(self.status, REQ_MALFORMED)
-                ).Else(
-                    NextValue(self.rdata, Mux(length == 2, cpl.dat[:64], cpl.dat[:32]))
-                ),
+                NextValue(self.status, Mux(cpl.last & cpl.malformed, REQ_MALFORMED, verdict)),
+                NextValue(rdata_lo, cpl.dat[96:128]),
                 NextValue(tag, tag + 1),
                 If(cpl.last,
                     NextState("IDLE")
                 ).Else(
-                    NextState("SKIP")
-                )
+                    NextState("SECOND" if ndw < 5 else "SKIP")
+                ),
+                *([] if ndw < 5 else [If(length == 2, NextValue(rdata_hi, cpl.dat[128:160]))])
             ).Elif(count >= self.timeout,
                 NextValue(self.status, REQ_TIMEOUT),
                 NextValue(tag, tag + 1),   # A late completion will not match.
                 NextState("IDLE")
             )
         )
+        # 128 bits: the second payload dword is in the second beat.
+        fsm.act("SECOND",
+            self.busy.eq(1),
+            If(cpl.valid,
+                If(length == 2, NextValue(rdata_hi, cpl.dat[:32])),
+                If(cpl.last,
+                    If(cpl.malformed, NextValue(self.status, REQ_MALFORMED)),
+                    NextState("IDLE")
+                ).Else(
+                    NextState("SKIP")
+                )
+            )
+        )
         fsm.act("SKIP",
             self.busy.eq(1),
-            If(cpl.valid & cpl.last, NextState("IDLE"))
+            If(cpl.valid & cpl.last,
+                If(cpl.malformed, NextValue(self.status, REQ_MALFORMED)),
+                NextState("IDLE")
+            )
         )
         self.sync += If(fsm.ongoing("WAIT") & (count >= self.timeout) & ~(cpl.valid & match),
             self.timeouts.eq(self.timeouts + 1))

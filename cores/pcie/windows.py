@@ -3,7 +3,21 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""Memories behind the completer's windows: an on-chip RAM shared with the CPU, and LiteDRAM."""
+"""Windows of the completer: what the device may access, and the memories behind them.
+
+A window is handed out by the root complex (``RCRootComplex.add_window``); its owner serves it:
+
+- an on-chip window (``on_chip=True``: block RAM, or data computed from one) is read straight from
+  its memory: the completer drives ``rd_adr`` and takes ``rd_dat`` one cycle later (a synchronous
+  read port, no FIFO); ``rd_active`` is set while the completer uses the read port;
+- another window (LiteDRAM) takes read commands (``rd_cmd``: beat address, beats) and returns the
+  beats in order on ``rd_data``;
+- both take writes on ``wr`` (beat address, data, byte enables, ``last`` at the end of each TLP) and
+  apply writes and reads in the order they accepted them.
+
+``SRAMWindow`` (on-chip RAM shared with the CPU) and ``DRAMWindow`` (LiteDRAM native port) serve the
+windows of the SoC; the NVMe queue engine serves its own (queues, PRP lists).
+"""
 
 from migen import *
 
@@ -11,94 +25,115 @@ from litex.gen import *
 
 from litex.soc.interconnect import stream, wishbone
 
+from literecorder.cores.pcie.common import RAMFIFO, ram_style_attr
 
-from literecorder.cores.pcie.completer import CompleterWindow
+# Window -------------------------------------------------------------------------------------------
+
+def window_rd_cmd_layout(adr_width):
+    return [("adr", adr_width), ("beats", 9)]
+
+def window_wr_layout(adr_width, data_width):
+    return [("adr", adr_width), ("dat", data_width), ("be", data_width//8)]
+
+class CompleterWindow:
+    """A region of the PCIe bus address space the device may access (see the module docstring).
+
+    Parameters
+    ----------
+    name : str
+    base : int
+        PCIe bus address, aligned on ``size``, below 4 GiB.
+    size : int
+        Bytes, a power of two >= 4096.
+    data_width : int
+        Beat width (the TLP datapath width).
+    readable, writable : bool
+        A window may refuse one direction (a submission queue is read-only for the device).
+    on_chip : bool
+        Served from a synchronous-read memory port (``rd_adr``/``rd_dat``) instead of ``rd_cmd``/
+        ``rd_data``; its reads are not queued behind off-chip data.
+    """
+    def __init__(self, name, base, size, data_width, readable=True, writable=True, on_chip=False):
+        if size < 4096 or size & (size - 1):
+            raise ValueError(f"window {name}: size 0x{size:x} must be a power of two >= 4096")
+        if base % size:
+            raise ValueError(f"window {name}: base 0x{base:x} must be aligned on its size 0x{size:x}")
+        if base + size > 2**32:
+            raise ValueError(f"window {name}: must lie below 4 GiB (32-bit DMA addresses)")
+        if not (readable or writable):
+            raise ValueError(f"window {name}: neither readable nor writable")
+        self.name       = name
+        self.base       = base
+        self.size       = size
+        self.data_width = data_width
+        self.readable   = readable
+        self.writable   = writable
+        self.on_chip    = on_chip
+        self.adr_width  = log2_int(size) - log2_int(data_width//8)
+        self.wr         = stream.Endpoint(window_wr_layout(self.adr_width, data_width))
+        if on_chip:
+            self.rd_adr    = Signal(self.adr_width)
+            self.rd_dat    = Signal(data_width)
+            self.rd_active = Signal()
+        else:
+            self.rd_cmd  = stream.Endpoint(window_rd_cmd_layout(self.adr_width))
+            self.rd_data = stream.Endpoint([("dat", data_width)])
+
+    def overlaps(self, other):
+        return self.base < other.base + other.size and other.base < self.base + self.size
 
 # On-chip RAM window -------------------------------------------------------------------------------
 
 class SRAMWindow(LiteXModule):
-    """On-chip RAM seen by the device (completer window) and by the CPU (32-bit Wishbone).
+    """On-chip RAM seen by the device (an on-chip window) and by the CPU (32-bit Wishbone, ``bus``).
 
-    For the NVMe admin queues, Identify/log buffers and small transfers of the BIOS driver.
-
-    Parameters
-    ----------
-    name, base, size, data_width : see ``CompleterWindow`` (``base`` is the PCIe bus address; the
-        CPU sees the same RAM wherever the SoC maps ``bus``).
-    fifo_depth : int
-        Read beats buffered (bounds the reads in flight).
+    For the NVMe admin queues, Identify/log buffers and small transfers of the BIOS driver. Port A
+    serves the device's reads and the CPU (when the device is not reading), port B the device's
+    writes: no data multiplexer on either port.
     """
-    def __init__(self, name, base, size, data_width, fifo_depth=32):
-        self.window = w = CompleterWindow(name, base, size, data_width, fast=True)
-        dw   = data_width
+    def __init__(self, window):
+        if not window.on_chip:
+            raise ValueError(f"window {window.name}: SRAMWindow serves on-chip windows")
+        w    = window
+        dw   = w.data_width
         ndw  = dw//32
-        rows = size//(dw//8)
+        rows = w.size//(dw//8)
+        self.window = w
         self.bus = bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
 
         # # #
 
-        mem = Memory(dw, rows, name=f"{name}_mem")
-        self.specials += mem
-        pa = mem.get_port(write_capable=True, we_granularity=8)
-        pb = mem.get_port(write_capable=True, we_granularity=8)
-        self.specials += pa, pb
+        mem = Memory(dw, rows, name=f"{w.name}_mem")
+        pa  = mem.get_port(write_capable=True, we_granularity=8, mode=READ_FIRST)
+        pb  = mem.get_port(write_capable=True, we_granularity=8)
+        self.specials += mem, pa, pb
 
-        # Completer side: writes have priority; reads are issued one beat per cycle.
-        fifo = stream.SyncFIFO([("dat", dw)], fifo_depth, buffered=True)
-        self.submodules += fifo
-        reserved = Signal(max=fifo_depth + 1)
-        need     = Signal(10)
-        self.comb += need.eq(reserved + w.rd_cmd.beats)
-        rd_adr   = Signal(w.adr_width)
-        rd_left  = Signal(8)
-        issue    = Signal()
-        issued   = Signal()
-        accept   = Signal()
+        # Device writes (port B).
         self.comb += [
             w.wr.ready.eq(1),
-            accept.eq(w.rd_cmd.valid & (rd_left == 0) & (need <= fifo_depth)),
-            w.rd_cmd.ready.eq(accept),
-            issue.eq((rd_left != 0) & ~w.wr.valid),
-            If(w.wr.valid,
-                pa.adr.eq(w.wr.adr),
-                pa.dat_w.eq(w.wr.dat),
-                pa.we.eq(w.wr.be),
-            ).Else(
-                pa.adr.eq(rd_adr),
-            ),
-            fifo.sink.valid.eq(issued),
-            fifo.sink.dat.eq(pa.dat_r),
-            fifo.source.connect(w.rd_data),
-        ]
-        self.sync += [
-            issued.eq(issue),
-            If(accept,
-                rd_adr.eq(w.rd_cmd.adr),
-                rd_left.eq(w.rd_cmd.beats),
-            ).Elif(issue,
-                rd_adr.eq(rd_adr + 1),
-                rd_left.eq(rd_left - 1),
-            ),
-            reserved.eq(reserved + Mux(accept, w.rd_cmd.beats, 0) - (w.rd_data.valid & w.rd_data.ready)),
+            pb.adr.eq(w.wr.adr),
+            pb.dat_w.eq(w.wr.dat),
+            If(w.wr.valid, pb.we.eq(w.wr.be)),
         ]
 
-        # CPU side (32-bit Wishbone, word addressed within the window).
+        # Device reads and CPU (port A, the device first).
         lane   = Signal(max=max(ndw, 2))
         lane_r = Signal(max=max(ndw, 2))
+        cpu    = Signal()
         self.comb += [
             lane.eq(bus.adr[:log2_int(ndw)]),
-            pb.adr.eq(bus.adr[log2_int(ndw):]),
-            pb.dat_w.eq(Replicate(bus.dat_w, ndw)),
+            cpu.eq(bus.cyc & bus.stb & ~bus.ack & ~w.rd_active),
+            pa.adr.eq(Mux(cpu, bus.adr[log2_int(ndw):], w.rd_adr)),
+            pa.dat_w.eq(Replicate(bus.dat_w, ndw)),
+            w.rd_dat.eq(pa.dat_r),
+            # Lane select with constant slices (a variable shift by lane*32 is a known pitfall).
+            Case(lane_r, {l: bus.dat_r.eq(pa.dat_r[32*l:32*(l + 1)]) for l in range(ndw)}),
         ]
-        # Lane select with constant slices (a variable shift by lane*32 is a known pitfall:
-        # Verilog sizes the product to its operands and wraps).
-        self.comb += Case(lane_r, {l: bus.dat_r.eq(pb.dat_r[32*l:32*(l+1)]) for l in range(ndw)})
         for l in range(ndw):
-            self.comb += If(bus.cyc & bus.stb & bus.we & ~bus.ack & (lane == l),
-                pb.we[4*l:4*(l+1)].eq(bus.sel))
+            self.comb += If(cpu & bus.we & (lane == l), pa.we[4*l:4*(l + 1)].eq(bus.sel))
         self.sync += [
             lane_r.eq(lane),
-            bus.ack.eq(bus.cyc & bus.stb & ~bus.ack),
+            bus.ack.eq(cpu),
         ]
 
 # LiteDRAM window ----------------------------------------------------------------------------------
@@ -106,150 +141,117 @@ class SRAMWindow(LiteXModule):
 class DRAMWindow(LiteXModule):
     """LiteDRAM memory seen by the device through one native port (reads and writes in order).
 
-    Beats (``data_width``) are mapped on the port's words (``port.data_width``, a multiple):
-    consecutive beats of a write are merged into one masked word write; a read fetches the words
-    covering its beats and drops the halves it does not need. Up to ``read_depth`` words are in
-    flight to hide the DRAM latency.
+    Beats (``data_width``) are mapped on the port's words (``port.data_width``, a multiple): the
+    beats of a write go straight into the lanes of the word being built in the write-data RAM, which
+    is sent as one masked write when it is complete or the TLP ends (no word register); a read
+    fetches the words covering its beats and drops the lanes it does not need. Up to ``read_depth``
+    words are in flight to hide the DRAM latency.
 
     Parameters
     ----------
+    window : CompleterWindow
+        An off-chip window (``on_chip=False``).
     port : LiteDRAMNativePort
-    name, base, size, data_width : see ``CompleterWindow``; ``base`` is the PCIe bus address.
     dram_offset : int
         Byte offset in the DRAM (port address space) where the window starts.
     """
-    def __init__(self, port, name, base, size, data_width, dram_offset=0, read_depth=32):
-        self.window = w = CompleterWindow(name, base, size, data_width)
-        dw    = data_width
-        pdw   = port.data_width
+    def __init__(self, window, port, dram_offset=0, read_depth=32, write_depth=32, read_requests=16):
+        w   = window
+        dw  = w.data_width
+        pdw = port.data_width
+        if w.on_chip:
+            raise ValueError(f"window {w.name}: DRAMWindow serves off-chip windows")
         if pdw % dw:
             raise ValueError(f"DRAM port width {pdw} is not a multiple of the beat width {dw}")
+        if dram_offset % w.size:
+            raise ValueError(f"window {w.name}: dram_offset 0x{dram_offset:x} must be aligned on its size")
         ratio = pdw//dw
-        rbits = log2_int(ratio) if ratio > 1 else 0
+        rbits = log2_int(ratio)
+        aw    = port.address_width
         word_offset = dram_offset//(pdw//8)
-        if dram_offset % size:
-            raise ValueError(f"window {name}: dram_offset 0x{dram_offset:x} must be aligned on its size")
+        self.window = w
 
         # # #
 
-        # In-order command queue (reads: word addresses; writes: word address + data + mask).
-        cmds  = stream.SyncFIFO([("we", 1), ("adr", port.address_width)], 32)
-        wdata = stream.SyncFIFO([("data", pdw), ("we", pdw//8)], 32)
-        self.submodules += cmds, wdata
+        def lane_of(adr):
+            return adr[:rbits] if rbits else Constant(0, 1)
 
-        # Read side: returned words are buffered; reads are only issued with room reserved.
-        rfifo = stream.SyncFIFO([("data", pdw)], read_depth, buffered=True)
-        rd_info = stream.SyncFIFO([("words", 8), ("skip", max(rbits, 1)), ("beats", 8)], 8)
-        self.submodules += rfifo, rd_info
-        reserved = Signal(max=read_depth + 1)
-        can_read = Signal()
-        rd_issue = Signal()
-        self.comb += [
-            can_read.eq(reserved < read_depth),
-            port.cmd.valid.eq(cmds.source.valid & (cmds.source.we | can_read)),
-            port.cmd.we.eq(cmds.source.we),
-            port.cmd.addr.eq(cmds.source.adr),
-            port.cmd.last.eq(1),
-            cmds.source.ready.eq(port.cmd.ready & (cmds.source.we | can_read)),
-            rd_issue.eq(port.cmd.valid & port.cmd.ready & ~cmds.source.we),
-            rfifo.sink.valid.eq(port.rdata.valid),
-            rfifo.sink.data.eq(port.rdata.data),
-            port.rdata.ready.eq(1),
-        ]
-        self.sync += reserved.eq(reserved + rd_issue - (rfifo.source.valid & rfifo.source.ready))
+        # Commands in order (reads: one per word; writes: their word, data in the write RAM).
+        cmds = stream.SyncFIFO([("we", 1), ("adr", aw)], 8)
+        self.submodules += cmds
 
-        # Write side: masked writes, data in command order.
-        self.comb += [
-            port.wdata.valid.eq(wdata.source.valid),
-            port.wdata.data.eq(wdata.source.data),
-            port.wdata.we.eq(wdata.source.we),
-            wdata.source.ready.eq(port.wdata.ready),
-        ]
+        # Write-data RAM: the lanes of a word are written by their beats; masks beside them.
+        wmem  = Memory(pdw, write_depth, name=f"{w.name}_wdata")
+        wmask = Memory(pdw//8, write_depth, name=f"{w.name}_wmask")
+        ww = wmem.get_port(write_capable=True, we_granularity=dw)
+        wr = wmem.get_port(mode=READ_FIRST)
+        mw = wmask.get_port(write_capable=True, we_granularity=dw//8)
+        mr = wmask.get_port(mode=READ_FIRST)
+        ram_style_attr(wmem, "block")
+        ram_style_attr(wmask, "block")
+        self.specials += wmem, wmask, ww, wr, mw, mr
+        wp      = Signal(log2_int(write_depth))
+        rp      = Signal(log2_int(write_depth))
+        wlevel  = Signal(max=write_depth + 1)
+        wvis    = Signal(max=write_depth + 1)
+        wcommit = Signal()
+        wcommit_d = Signal()
+        wpop    = Signal()
 
-        # Front end: accepts read commands and write beats in order.
-        acc_dat   = Signal(pdw)
-        acc_we    = Signal(pdw//8)
-        acc_adr   = Signal(port.address_width)
-        acc_valid = Signal()
-        rd_word   = Signal(port.address_width)
-        rd_words  = Signal(8)
-        beat_word = Signal(port.address_width)
+        beat_word = Signal(aw)
         beat_lane = Signal(max(rbits, 1))
+        fresh     = Signal(reset=1)  # The next beat starts a word (its other lanes are masked off).
         self.comb += [
             beat_word.eq(word_offset + (w.wr.adr >> rbits)),
-            beat_lane.eq(w.wr.adr[:rbits] if rbits else 0),
-        ]
-        lane_dat = Signal(pdw)
-        lane_we  = Signal(pdw//8)
-        self.comb += Case(beat_lane, {l: [lane_dat.eq(w.wr.dat << (dw*l)), lane_we.eq(w.wr.be << (dw//8*l))]
-            for l in range(ratio)})
-
-        rd_first_word = Signal(port.address_width)
-        rd_nwords     = Signal(9)
-        self.comb += [
-            rd_first_word.eq(word_offset + (w.rd_cmd.adr >> rbits)),
-            rd_nwords.eq(((w.rd_cmd.adr[:rbits] if rbits else 0) + w.rd_cmd.beats + ratio - 1) >> rbits),
+            beat_lane.eq(lane_of(w.wr.adr)),
+            ww.adr.eq(wp),
+            ww.dat_w.eq(Replicate(w.wr.dat, ratio)),
+            mw.adr.eq(wp),
+            Case(beat_lane, {l: mw.dat_w.eq(w.wr.be << (dw//8*l)) for l in range(ratio)}),
         ]
 
+        # Front end: write beats and read commands, in the order they come.
+        rd_info   = stream.SyncFIFO([("skip", max(rbits, 1)), ("beats", 9)], read_requests)
+        self.submodules += rd_info
+        rd_word   = Signal(aw)
+        rd_words  = Signal(9)
         self.fsm = fsm = FSM(reset_state="IDLE")
+        write_now = Signal()
         fsm.act("IDLE",
-            If(acc_valid,
-                NextState("FLUSH")
-            ).Elif(w.wr.valid,
-                w.wr.ready.eq(1),
-                NextValue(acc_adr, beat_word),
-                NextValue(acc_dat, lane_dat),
-                NextValue(acc_we,  lane_we),
-                NextValue(acc_valid, 1),
-                # A word is written as soon as it is complete or the TLP ends.
-                If((beat_lane == ratio - 1) | w.wr.last,
-                    NextState("FLUSH")
-                ).Else(
-                    NextState("MERGE")
-                )
+            If(w.wr.valid,
+                write_now.eq(wlevel != write_depth),
             ).Elif(w.rd_cmd.valid & rd_info.sink.ready,
                 w.rd_cmd.ready.eq(1),
                 rd_info.sink.valid.eq(1),
-                NextValue(rd_word, rd_first_word),
-                NextValue(rd_words, rd_nwords),
+                NextValue(rd_word, word_offset + (w.rd_cmd.adr >> rbits)),
+                NextValue(rd_words, (lane_of(w.rd_cmd.adr) + w.rd_cmd.beats + ratio - 1) >> rbits),
                 NextState("READ")
             )
         )
+        # A beat is written into its lane of the word at `wp`; the word is sent when its last lane is
+        # written or the TLP ends (the beats of a TLP are consecutive: a word left open is always
+        # completed by the next beat).
+        end_word = Signal()
         self.comb += [
-            rd_info.sink.words.eq(rd_nwords),
-            rd_info.sink.skip.eq(w.rd_cmd.adr[:rbits] if rbits else 0),
+            end_word.eq((beat_lane == ratio - 1) | w.wr.last),
+            w.wr.ready.eq(write_now & (~end_word | cmds.sink.ready)),
+            If(w.wr.valid & w.wr.ready,
+                ww.we.eq(1 << beat_lane if rbits else 1),
+                mw.we.eq(Mux(fresh, (1 << ratio) - 1, 1 << beat_lane if rbits else 1)),
+            ),
+        ]
+        self.sync += If(w.wr.valid & w.wr.ready,
+            fresh.eq(end_word),
+        )
+        self.comb += [
+            wcommit.eq(w.wr.valid & w.wr.ready & end_word),
+            cmds.sink.valid.eq(wcommit | fsm.ongoing("READ")),
+            cmds.sink.we.eq(~fsm.ongoing("READ")),
+            cmds.sink.adr.eq(Mux(fsm.ongoing("READ"), rd_word, beat_word)),
+            rd_info.sink.skip.eq(lane_of(w.rd_cmd.adr)),
             rd_info.sink.beats.eq(w.rd_cmd.beats),
         ]
-        fsm.act("MERGE",
-            If(w.wr.valid,
-                If(beat_word == acc_adr,
-                    w.wr.ready.eq(1),
-                    NextValue(acc_dat, acc_dat | lane_dat),
-                    NextValue(acc_we,  acc_we  | lane_we),
-                    If((beat_lane == ratio - 1) | w.wr.last,
-                        NextState("FLUSH")
-                    )
-                ).Else(
-                    NextState("FLUSH")
-                )
-            )
-        )
-        fsm.act("FLUSH",
-            cmds.sink.valid.eq(wdata.sink.ready),
-            cmds.sink.we.eq(1),
-            cmds.sink.adr.eq(acc_adr),
-            wdata.sink.valid.eq(cmds.sink.ready),
-            wdata.sink.data.eq(acc_dat),
-            wdata.sink.we.eq(acc_we),
-            If(cmds.sink.ready & wdata.sink.ready,
-                NextValue(acc_valid, 0),
-                NextState("IDLE")
-            )
-        )
         fsm.act("READ",
-            cmds.sink.valid.eq(1),
-            cmds.sink.we.eq(0),
-            cmds.sink.adr.eq(rd_word),
             If(cmds.sink.ready,
                 NextValue(rd_word, rd_word + 1),
                 NextValue(rd_words, rd_words - 1),
@@ -257,23 +259,65 @@ class DRAMWindow(LiteXModule):
             )
         )
 
-        # Back end: words -> beats, dropping the lanes before/after the requested beats.
-        info    = rd_info.source
-        lane    = Signal(max(rbits, 1))
-        beats   = Signal(8)
-        started = Signal()
-        word    = rfifo.source
+        # Back end: commands to the port; reads only with room reserved for their data.
+        rfifo    = RAMFIFO([("data", pdw)], read_depth)
+        self.submodules += rfifo
+        reserved = Signal(max=read_depth + 1)
+        can_read = Signal()
+        rd_issue = Signal()
+        # LiteDRAM takes the data of a write when it wants it (it does not wait for wdata.valid):
+        # a write is issued only when its word is visible at the write RAM's output.
+        w_issued = Signal(max=write_depth + 1)   # Writes issued, data not yet taken.
+        can_write = Signal()
+        wr_issue  = Signal()
+        self.comb += [
+            can_read.eq(reserved != read_depth),
+            can_write.eq(wvis != w_issued),
+            port.cmd.valid.eq(cmds.source.valid & Mux(cmds.source.we, can_write, can_read)),
+            port.cmd.we.eq(cmds.source.we),
+            port.cmd.addr.eq(cmds.source.adr),
+            port.cmd.last.eq(1),
+            cmds.source.ready.eq(port.cmd.ready & Mux(cmds.source.we, can_write, can_read)),
+            wr_issue.eq(port.cmd.valid & port.cmd.ready & cmds.source.we),
+            rd_issue.eq(port.cmd.valid & port.cmd.ready & ~cmds.source.we),
+            rfifo.sink.valid.eq(port.rdata.valid),
+            rfifo.sink.data.eq(port.rdata.data),
+            port.rdata.ready.eq(1),
+        ]
+        self.sync += reserved.eq(reserved + rd_issue - (rfifo.source.valid & rfifo.source.ready))
+
+        # Write data to the port: the RAM's read latch, one word ahead when a word is taken.
+        self.comb += [
+            wpop.eq(port.wdata.valid & port.wdata.ready),
+            wr.adr.eq(rp + wpop),
+            mr.adr.eq(rp + wpop),
+            port.wdata.valid.eq(wvis != 0),
+            port.wdata.data.eq(wr.dat_r),
+            port.wdata.we.eq(mr.dat_r),
+        ]
+        self.sync += [
+            wcommit_d.eq(wcommit),
+            If(wcommit, wp.eq(wp + 1)),
+            rp.eq(rp + wpop),
+            wlevel.eq(wlevel + wcommit - wpop),
+            wvis.eq(wvis + wcommit_d - wpop),
+            w_issued.eq(w_issued + wr_issue - wpop),
+        ]
+
+        # Words -> beats, dropping the lanes before/after the requested beats.
+        info     = rd_info.source
+        word     = rfifo.source
+        lane     = Signal(max(rbits, 1))
+        left     = Signal(9)
+        started  = Signal()
         cur_lane = Signal(max(rbits, 1))
+        cur_left = Signal(9)
         self.comb += [
             cur_lane.eq(Mux(started, lane, info.skip)),
-            Case(cur_lane, {l: w.rd_data.dat.eq(word.data[dw*l:dw*(l+1)]) for l in range(ratio)}),
-        ]
-        left = Signal(8)
-        cur_left = Signal(8)
-        self.comb += cur_left.eq(Mux(started, left, info.beats))
-        self.comb += [
+            cur_left.eq(Mux(started, left, info.beats)),
+            Case(cur_lane, {l: w.rd_data.dat.eq(word.data[dw*l:dw*(l + 1)]) for l in range(ratio)}),
             w.rd_data.valid.eq(word.valid & info.valid),
-            # Next word when the word's last lane is consumed, or the read ends.
+            # Next word when its last lane is taken, or the read ends.
             word.ready.eq(w.rd_data.ready & info.valid & ((cur_lane == ratio - 1) | (cur_left == 1))),
             info.ready.eq(w.rd_data.valid & w.rd_data.ready & (cur_left == 1)),
         ]
