@@ -125,7 +125,7 @@ class RCRequester(LiteXModule):
         pay = dword_swap(payload, 2, endianness)
         image = Signal(32*SHORT_TLP_DWORDS)
         self.comb += image.eq(Cat(
-            Cat(n, Constant(0, 22), Mux(cfg, 0b00100, 0b00000), h4, with_dat, Constant(0, 1)),
+            Cat(n, Constant(0, 22), Mux(cfg, Constant(0b00100, 5), Constant(0b00000, 5)), h4, with_dat, Constant(0, 1)),
             Cat(fbe, lbe, ttag, self.requester_id),
             dw2,
             Mux(h4, Cat(Constant(0, 2), adr[2:32]), pay[:32]),
