@@ -49,8 +49,7 @@ PCIE_SRAM_BASE   = 0x90000000   # + port * PCIE_PORT_STRIDE: on-chip RAM window 
 PCIE_SRAM_SIZE   = 0x10000      # 64 KiB: admin queues, Identify/log pages, small buffers.
 PCIE_PORT_STRIDE = 0x00100000
 PCIE_BAR_BASE    = 0xC0000000   # + port * PCIE_PORT_STRIDE: where the BIOS assigns the SSD's BAR0.
-NVME_QUEUE_BASE  = 0xA0000000   # + port * NVME_QUEUE_STRIDE: I/O SQ, CQ and PRP windows of the engine.
-NVME_QUEUE_STRIDE = 0x01000000
+NVME_QUEUE_BASE  = 0xA0000000   # + port * NVME_WINDOWS_SPAN: I/O SQ, CQ and PRP windows of the engine.
 NVME_ENTRIES     = 512          # I/O queue entries of each engine (up to 511 commands in flight).
 
 def dram_window(soc):
@@ -60,26 +59,40 @@ def dram_window(soc):
 
 # Integration --------------------------------------------------------------------------------------
 
-def add_nvme_port(soc, index, phy):
-    """Adds a PCIe root complex on ``phy`` (root port ``index``) with its DMA windows:
+def add_nvme_port(soc, index, phy, with_bench=True):
+    """Adds a PCIe root complex on ``phy`` (root port ``index``), the DMA windows it hands out and
+    the NVMe host of the SSD behind it:
 
     - ``nvme<index>_sram``: on-chip RAM (64 KiB), uncached on the CPU bus at the same address;
-    - the DRAM buffer window (upper half of main RAM) through a LiteDRAM native port.
+    - the DRAM buffer window (upper half of main RAM) through a LiteDRAM native port;
+    - the queue engine's SQ, CQ and PRP windows (``with_bench``: request generator and statistics
+      for ``nvme_bench``; recorder-only builds leave them out).
 
-    CSRs: ``pcie<index>``. Constants for the BIOS: ``PCIE<index>_SRAM_BASE``, ``PCIE_DRAM_WINDOW_*``.
+    CSRs: ``pcie<index>``, ``nvme<index>``. Constants for the BIOS: ``PCIE<index>_SRAM_BASE``,
+    ``NVME<index>_*_BASE``, ``PCIE_DRAM_WINDOW_*`` and the engine's ``NVME_*`` / ``PCIE_*``
+    constants (defined once in the cores).
     """
     from litex.soc.integration.soc import SoCRegion
     from literecorder.cores.pcie.windows import SRAMWindow, DRAMWindow
     from literecorder.cores.pcie.core import RCRootComplex
+    from literecorder.cores.pcie import common as pcie_common
+    from literecorder.cores.nvme.core import NVMeHost
+    from literecorder.cores.nvme import common as nvme_common
 
     if not hasattr(soc, "sdram"):
         soc.logger.error("add_nvme_port needs LiteDRAM (add_sdram first): data buffers live in DRAM.")
         raise ValueError("add_nvme_port: no LiteDRAM in the SoC")
-    dw = phy.data_width
+    if not (0 <= index < 8):
+        raise ValueError(f"add_nvme_port: index {index}: ports 0..7 are allowed")
+    if hasattr(soc, f"pcie{index}"):
+        raise ValueError(f"add_nvme_port: port {index} exists already")
+
+    rc = RCRootComplex(phy)
+    setattr(soc, f"pcie{index}", rc)
 
     # On-chip RAM window.
     sram_base = PCIE_SRAM_BASE + index*PCIE_PORT_STRIDE
-    sram = SRAMWindow(f"nvme{index}_sram", sram_base, PCIE_SRAM_SIZE, dw)
+    sram = SRAMWindow(rc.add_window("sram", sram_base, PCIE_SRAM_SIZE, on_chip=True))
     setattr(soc, f"nvme{index}_sram", sram)
     soc.bus.add_slave(f"nvme{index}_sram", sram.bus, SoCRegion(origin=sram_base, size=PCIE_SRAM_SIZE,
         cached=False))
@@ -87,22 +100,16 @@ def add_nvme_port(soc, index, phy):
     # DRAM window.
     offset, size = dram_window(soc)
     main_ram_base = soc.bus.regions["main_ram"].origin
-    port = soc.sdram.crossbar.get_port()
-    dram = DRAMWindow(port, f"nvme{index}_dram", main_ram_base + offset, size, dw, dram_offset=offset)
+    dram = DRAMWindow(rc.add_window("dram", main_ram_base + offset, size),
+        port=soc.sdram.crossbar.get_port(), dram_offset=offset)
     setattr(soc, f"nvme{index}_dram", dram)
 
-    # NVMe queue engine (its I/O queues and PRP lists are windows too).
-    from literecorder.cores.nvme.core import NVMeHost
-    qbase = NVME_QUEUE_BASE + index*NVME_QUEUE_STRIDE
-    nvme = NVMeHost(dw, sq_base=qbase, cq_base=qbase + 0x100000, prp_base=qbase + 0x200000,
-        entries=NVME_ENTRIES)
-    nvme.add_csr()
+    # NVMe host (its queue engine's windows are handed out by the root complex too).
+    qbase = NVME_QUEUE_BASE + index*nvme_common.NVME_WINDOWS_SPAN
+    nvme = NVMeHost(rc, qbase, entries=NVME_ENTRIES, with_bench=with_bench)
     setattr(soc, f"nvme{index}", nvme)
-
-    rc = RCRootComplex(phy, windows=[sram.window, dram.window] + nvme.windows)
     rc.add_csr()
-    setattr(soc, f"pcie{index}", rc)
-    soc.comb += nvme.doorbell.connect(rc.doorbell)
+    nvme.add_csr()
 
     # Per-port constants.
     soc.add_constant(f"NVME{index}_SQ_BASE",  nvme.engine.sq_window.base)
@@ -111,13 +118,25 @@ def add_nvme_port(soc, index, phy):
     soc.add_constant(f"PCIE{index}_SRAM_BASE", sram_base)
     # Constants shared by all ports: declared by the first one, the same for every port.
     shared = {
-        "NVME_ENGINE_ENTRIES":   NVME_ENTRIES,
-        "PCIE_SRAM_SIZE":        PCIE_SRAM_SIZE,
-        "PCIE_PORT_STRIDE":      PCIE_PORT_STRIDE,
-        "PCIE_BAR_BASE":         PCIE_BAR_BASE,
-        "PCIE_DRAM_WINDOW_BASE": main_ram_base + offset,
-        "PCIE_DRAM_WINDOW_SIZE": size,
-        "PCIE_ROOT_MPS":         phy.root_mps_cap,
+        "NVME_ENGINE_ENTRIES":    NVME_ENTRIES,
+        "NVME_QUEUE_BASE":        NVME_QUEUE_BASE,
+        "NVME_WINDOWS_SPAN":      nvme_common.NVME_WINDOWS_SPAN,
+        "NVME_SQ_OFFSET":         nvme_common.NVME_SQ_OFFSET,
+        "NVME_CQ_OFFSET":         nvme_common.NVME_CQ_OFFSET,
+        "NVME_PRP_OFFSET":        nvme_common.NVME_PRP_OFFSET,
+        "NVME_MAX_TRANSFER":      nvme_common.NVME_MAX_TRANSFER,
+        "NVME_DSM_MAX_BLOCKS":    nvme_common.NVME_DSM_MAX_BLOCKS,
+        "NVME_SQ_DOORBELL_BATCH": nvme_common.NVME_SQ_DOORBELL_BATCH,
+        "NVME_STATUS_TIMEOUT":    nvme_common.NVME_STATUS_TIMEOUT,
+        "NVME_WITH_BENCH":        int(with_bench),
+        "PCIE_MPS_LOG2_RESET":    pcie_common.MPS_LOG2_RESET,
+        "PCIE_REQ_TIMEOUT_RESET": pcie_common.REQ_TIMEOUT_RESET,
+        "PCIE_SRAM_SIZE":         PCIE_SRAM_SIZE,
+        "PCIE_PORT_STRIDE":       PCIE_PORT_STRIDE,
+        "PCIE_BAR_BASE":          PCIE_BAR_BASE,
+        "PCIE_DRAM_WINDOW_BASE":  main_ram_base + offset,
+        "PCIE_DRAM_WINDOW_SIZE":  size,
+        "PCIE_ROOT_MPS":          phy.root_mps_cap,
     }
     for name, value in shared.items():
         if name not in soc.constants:

@@ -3,7 +3,30 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""NVMe definitions shared by the queue engine, its generators and the tests."""
+"""NVMe definitions shared by the queue engine, its generators and the tests.
+
+The constants below are defined once here and exported to the BIOS (``soc.recorder.add_nvme_port``
+adds them as ``NVME_*`` constants of the generated headers).
+"""
+
+# Engine constants ---------------------------------------------------------------------------------
+
+NVME_PAGE_SIZE       = 4096      # Memory page size (CC.MPS = 0) of the PRP entries.
+NVME_SQE_BYTES       = 64
+NVME_CQE_BYTES       = 16
+# Windows of an engine's queues, from its base bus address (SQ, CQ, synthesized PRP lists).
+NVME_SQ_OFFSET       = 0x000000
+NVME_CQ_OFFSET       = 0x100000
+NVME_PRP_OFFSET      = 0x200000
+NVME_WINDOWS_SPAN    = 0x1000000 # Bus address space of one engine's windows.
+# Largest data transfer of one command: one PRP list page (512 entries of 4 KiB pages).
+NVME_MAX_TRANSFER    = (NVME_PAGE_SIZE//8)*NVME_PAGE_SIZE
+# Blocks of one Dataset Management range / Write Zeroes command (16-bit 0's based NLB).
+NVME_DSM_MAX_BLOCKS  = 65536
+# SQ tail doorbell: rung when the submitter pauses, or after this many new entries.
+NVME_SQ_DOORBELL_BATCH = 16
+# Status reported by the engine for a command without completion (not an NVMe status).
+NVME_STATUS_TIMEOUT  = 0x7fff
 
 # Opcodes ------------------------------------------------------------------------------------------
 

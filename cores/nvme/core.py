@@ -3,13 +3,14 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""NVMe host of one SSD port: queue engine + request sources + statistics, with CSRs.
+"""NVMe host of one SSD port: queue engine + request sources (+ benchmark), with CSRs.
 
 ::
 
     CPU request FIFO (CSRs) --+
-    request generator --------+--> mux --> NVMeQueueEngine --> completions --> statistics --+--> (ext)
+    request generator* -------+--> mux --> NVMeQueueEngine --> completions --> statistics* --> (ext)
     external (recorder) ------+
+                                                      * with_bench (left out of recorder-only builds)
 
 The request generator issues sequential or random block requests in hardware (benchmarks: the CPU
 only starts it and reads the statistics at the end, no CPU work per command).
@@ -86,79 +87,100 @@ class NVMeRequestGenerator(LiteXModule):
 
 class NVMeStatistics(LiteXModule):
     """Counts the completions passing through (commands, bytes, latency sum/max, errors) and the
-    cycles from ``clear`` to the last completion."""
+    cycles from ``clear`` to the last completion. Counters of time, bytes and commands are 64-bit
+    (32 bits of cycles wrap after 21.5 s at 200 MHz); ``lat_max`` is one command's latency."""
     def __init__(self):
         self.sink      = sink   = stream.Endpoint(completion_layout())
         self.source    = source = stream.Endpoint(completion_layout())
         self.clear     = Signal()
         self.lba_shift = Signal(4)
-        self.now       = Signal(32)
-        self.commands  = Signal(32)
+        self.commands  = Signal(64)
         self.bytes     = Signal(64)
         self.lat_sum   = Signal(64)
         self.lat_max   = Signal(32)
-        self.errors    = Signal(32)
-        self.t_start   = Signal(32)
-        self.t_last    = Signal(32)
+        self.errors    = Signal(64)
+        self.elapsed   = Signal(64)    # Cycles from `clear` to the last completion.
 
         # # #
 
+        cycles = Signal(64)            # Cycles since `clear`.
         self.comb += sink.connect(source)
         self.sync += [
             If(self.clear,
                 self.commands.eq(0), self.bytes.eq(0), self.lat_sum.eq(0), self.lat_max.eq(0),
-                self.errors.eq(0), self.t_start.eq(self.now), self.t_last.eq(self.now),
-            ).Elif(sink.valid & sink.ready,
-                self.commands.eq(self.commands + 1),
-                If((sink.op == OP_READ) | (sink.op == OP_WRITE),
-                    self.bytes.eq(self.bytes + (sink.blocks << self.lba_shift))),
-                self.lat_sum.eq(self.lat_sum + sink.latency),
-                If(sink.latency > self.lat_max, self.lat_max.eq(sink.latency)),
-                If(sink.status[:11] != 0, self.errors.eq(self.errors + 1)),
-                self.t_last.eq(self.now),
+                self.errors.eq(0), self.elapsed.eq(0), cycles.eq(0),
+            ).Else(
+                cycles.eq(cycles + 1),
+                If(sink.valid & sink.ready,
+                    self.commands.eq(self.commands + 1),
+                    If((sink.op == OP_READ) | (sink.op == OP_WRITE),
+                        self.bytes.eq(self.bytes + (sink.blocks << self.lba_shift))),
+                    self.lat_sum.eq(self.lat_sum + sink.latency),
+                    If(sink.latency > self.lat_max, self.lat_max.eq(sink.latency)),
+                    If(sink.status[:11] != 0, self.errors.eq(self.errors + 1)),
+                    self.elapsed.eq(cycles + 1),
+                )
             )
         ]
 
 # NVMe Host ----------------------------------------------------------------------------------------
 
 class NVMeHost(LiteXModule):
-    """Queue engine of one SSD port with its request sources and statistics.
+    """Queue engine of one SSD port with its request sources (and benchmark).
+
+    Parameters
+    ----------
+    rc : RCRootComplex
+        Root complex of the SSD's port (windows and doorbells of the engine).
+    base : int
+        Bus address of the engine's windows.
+    entries : int
+        I/O queue entries of the engine.
+    with_bench : bool
+        Request generator and statistics (``nvme_bench``); without them the request sources are the
+        CPU FIFO and the external user.
 
     ``ext_sink`` / ``ext_source``: request/completion streams of an external user (the recorder);
     selected with the ``source`` CSR field."""
-    def __init__(self, data_width, sq_base, cq_base, prp_base, entries=512, cpu_fifo_depth=16):
-        self.engine    = engine = NVMeQueueEngine(data_width, sq_base, cq_base, prp_base, entries)
-        self.generator = gen    = NVMeRequestGenerator()
-        self.stats     = stats  = NVMeStatistics()
-        self.cpu_fifo  = cpu    = stream.SyncFIFO(request_layout(), cpu_fifo_depth)
+    def __init__(self, rc, base, entries=512, with_bench=True, cpu_fifo_depth=16):
+        self.with_bench = with_bench
+        self.engine     = engine = NVMeQueueEngine(rc, base, entries)
+        self.cpu_fifo   = cpu    = stream.SyncFIFO(request_layout(), cpu_fifo_depth)
         self.ext_sink   = stream.Endpoint(request_layout())
         self.ext_source = stream.Endpoint(completion_layout())
-        self.select    = Signal(2)
-        self.windows   = engine.windows
-        self.doorbell  = engine.doorbell
+        self.select     = Signal(2)
 
         # # #
 
+        self.comb += engine.doorbell.connect(rc.doorbell)
+        sources = {
+            SRC_CPU:   cpu.source,
+            SRC_EXT:   self.ext_sink,
+        }
+        completions = engine.source
+        if with_bench:
+            self.generator = gen   = NVMeRequestGenerator()
+            self.stats     = stats = NVMeStatistics()
+            sources[SRC_GEN] = gen.source
+            self.comb += [
+                gen.lba_shift.eq(engine.lba_shift),
+                stats.lba_shift.eq(engine.lba_shift),
+                engine.source.connect(stats.sink),
+            ]
+            completions = stats.source
+        cases = {k: src.connect(engine.sink) for k, src in sources.items()}
+        cases["default"] = cpu.source.connect(engine.sink)
         self.comb += [
-            gen.lba_shift.eq(engine.lba_shift),
-            stats.lba_shift.eq(engine.lba_shift),
-            stats.now.eq(engine.now),
-            Case(self.select, {
-                SRC_CPU: cpu.source.connect(engine.sink),
-                SRC_GEN: gen.source.connect(engine.sink),
-                SRC_EXT: self.ext_sink.connect(engine.sink),
-                "default": cpu.source.connect(engine.sink),
-            }),
-            engine.source.connect(stats.sink),
+            Case(self.select, cases),
             If(self.select == SRC_EXT,
-                stats.source.connect(self.ext_source)
+                completions.connect(self.ext_source)
             ).Else(
-                stats.source.ready.eq(1)
+                completions.ready.eq(1)
             ),
         ]
 
     def add_csr(self):
-        e, gen, st, cpu = self.engine, self.generator, self.stats, self.cpu_fifo
+        e, cpu = self.engine, self.cpu_fifo
 
         def storage(name, size, desc, reset=0, target=None):
             csr = CSRStorage(size, name=name, reset=reset, description=desc)
@@ -177,17 +199,16 @@ class NVMeHost(LiteXModule):
         self._ctrl = CSRStorage(description="Queue engine control.", fields=[
             CSRField("enable", size=1, description="Run the engine (0: held in reset; set it after the I/O queues were created on the controller)."),
             CSRField("clear_error", size=1, pulse=True, description="Resume after an error (when no command is outstanding)."),
-            CSRField("stats_clear", size=1, pulse=True, description="Clear the statistics and start their time base."),
+            CSRField("stats_clear", size=1, pulse=True, description="Clear the statistics and start their time base (benchmark builds)."),
             CSRField("source", size=2, offset=4, description="Request source.", values=[
                 ("``0``", "CPU request FIFO (CSRs)."),
-                ("``1``", "Hardware request generator (benchmarks)."),
+                ("``1``", "Hardware request generator (benchmark builds)."),
                 ("``2``", "External user (recorder datapath)."),
             ]),
         ])
         self.comb += [
             e.enable.eq(self._ctrl.fields.enable),
             e.clear_error.eq(self._ctrl.fields.clear_error),
-            st.clear.eq(self._ctrl.fields.stats_clear),
             self.select.eq(self._ctrl.fields.source),
         ]
         storage("qsize",      16, "Entries of the I/O SQ/CQ created on the controller (<= entries of the engine).", e.entries, e.qsize)
@@ -195,10 +216,8 @@ class NVMeHost(LiteXModule):
         storage("nsid",       32, "Namespace ID.", 1, e.nsid)
         storage("lba_shift",   4, "log2 of the LBA size.", 9, e.lba_shift)
         storage("max_blocks", 17, "Blocks per command (from MDTS); larger requests are split.", 256, e.max_blocks)
-        storage("sq_db_lo",   32, "Bus address of the I/O SQ tail doorbell [31:0].", 0, e.sq_db[:32])
-        storage("sq_db_hi",   32, "Bus address of the I/O SQ tail doorbell [63:32].", 0, e.sq_db[32:])
-        storage("cq_db_lo",   32, "Bus address of the I/O CQ head doorbell [31:0].", 0, e.cq_db[:32])
-        storage("cq_db_hi",   32, "Bus address of the I/O CQ head doorbell [63:32].", 0, e.cq_db[32:])
+        storage("sq_db",      64, "Bus address of the I/O SQ tail doorbell.", 0, e.sq_db)
+        storage("cq_db",      64, "Bus address of the I/O CQ head doorbell.", 0, e.cq_db)
         storage("timeout",    32, "Command timeout: cycles without a completion while commands are outstanding (0: off).", 0, e.timeout)
 
         # Engine status.
@@ -212,9 +231,8 @@ class NVMeHost(LiteXModule):
             self._status.fields.error.eq(e.error),
             self._status.fields.outstanding.eq(e.outstanding),
         ]
-        status("err_status", e.err_status, "Status field of the failing command's CQE (0x7fff: command timeout).")
-        status("err_lba_lo", e.err_lba[:32], "Starting LBA of the failing (or oldest timed-out) command [31:0].")
-        status("err_lba_hi", e.err_lba[32:], "Starting LBA of the failing command [63:32].")
+        status("err_status", e.err_status, f"Status field of the failing command's CQE (0x{NVME_STATUS_TIMEOUT:x}: command timeout).")
+        status("err_lba",    e.err_lba, "Starting LBA of the failing (or oldest timed-out) command.")
         err_info = Signal(32)
         self.comb += err_info.eq(Cat(e.err_cid, e.err_op))
         status("err_info",   err_info, "CID (15:0) and request operation (18:16) of the failing command.")
@@ -225,16 +243,19 @@ class NVMeHost(LiteXModule):
 
         # CPU requests.
         storage("req_op",     3, "Request operation: 0 read, 1 write, 2 flush, 3 deallocate, 4 write zeroes.", 0, cpu.sink.op)
-        storage("req_lba_lo", 32, "Request starting LBA [31:0].", 0, cpu.sink.lba[:32])
-        storage("req_lba_hi", 32, "Request starting LBA [63:32].", 0, cpu.sink.lba[32:])
+        storage("req_lba",   64, "Request starting LBA.", 0, cpu.sink.lba)
         storage("req_blocks", 32, "Request blocks.", 0, cpu.sink.blocks)
         storage("req_adr",    32, "Request buffer bus address.", 0, cpu.sink.adr)
         storage("req_id",     16, "Request ID.", 0, cpu.sink.id)
         self._req_push = CSR(name="req_push")
         self.comb += cpu.sink.valid.eq(self._req_push.re)
+        status("req_level", cpu.level, "Requests waiting in the CPU FIFO.")
+        if not self.with_bench:
+            return
+        gen, st = self.generator, self.stats
+        self.comb += st.clear.eq(self._ctrl.fields.stats_clear)
         pushes = Signal(32)
         self.sync += If(st.clear, pushes.eq(0)).Elif(self._req_push.re, pushes.eq(pushes + 1))
-        status("req_level", cpu.level, "Requests waiting in the CPU FIFO.")
         status("req_pushes", pushes, "CPU request pushes since the statistics were cleared.")
 
         # Generator.
@@ -248,10 +269,8 @@ class NVMeHost(LiteXModule):
             gen.random.eq(self._gen_ctrl.fields.random),
             gen.op.eq(self._gen_ctrl.fields.op),
         ]
-        storage("gen_lba_lo",  32, "First LBA [31:0].", 0, gen.lba_base[:32])
-        storage("gen_lba_hi",  32, "First LBA [63:32].", 0, gen.lba_base[32:])
-        storage("gen_mask_lo", 32, "Random LBA range - 1 [31:0] (power of two - 1).", 0, gen.lba_mask[:32])
-        storage("gen_mask_hi", 32, "Random LBA range - 1 [63:32].", 0, gen.lba_mask[32:])
+        storage("gen_lba",     64, "First LBA.", 0, gen.lba_base)
+        storage("gen_mask",    64, "Random LBA range - 1 (power of two - 1).", 0, gen.lba_mask)
         storage("gen_blocks",  32, "Blocks per request.", 0, gen.blocks)
         storage("gen_count",   32, "Requests.", 0, gen.count)
         storage("gen_adr",     32, "Buffer ring base (bus address).", 0, gen.adr_base)
@@ -260,14 +279,10 @@ class NVMeHost(LiteXModule):
         status("gen_issued", gen.issued, "Requests issued by the generator.")
         status("gen_busy",   gen.busy, "Generator issuing.")
 
-        # Statistics.
+        # Statistics (64-bit counters of time, bytes and commands).
         status("st_commands", st.commands, "Commands completed since stats_clear.")
-        status("st_bytes_lo", st.bytes[:32], "Bytes transferred [31:0].")
-        status("st_bytes_hi", st.bytes[32:], "Bytes transferred [63:32].")
-        status("st_lat_sum_lo", st.lat_sum[:32], "Sum of command latencies (cycles) [31:0].")
-        status("st_lat_sum_hi", st.lat_sum[32:], "Sum of command latencies (cycles) [63:32].")
-        status("st_lat_max", st.lat_max, "Maximum command latency (cycles).")
-        status("st_errors",  st.errors, "Commands completed with an error status.")
-        elapsed = Signal(32)
-        self.comb += elapsed.eq(st.t_last - st.t_start)
-        status("st_elapsed", elapsed, "Cycles from stats_clear to the last completion.")
+        status("st_bytes",    st.bytes, "Bytes transferred.")
+        status("st_lat_sum",  st.lat_sum, "Sum of command latencies (cycles).")
+        status("st_lat_max",  st.lat_max, "Maximum command latency (cycles).")
+        status("st_errors",   st.errors, "Commands completed with an error status.")
+        status("st_elapsed",  st.elapsed, "Cycles from stats_clear to the last completion.")

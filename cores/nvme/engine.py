@@ -8,26 +8,30 @@ No CPU work per command.
 
 ::
 
-    requests --> split (MDTS) --> SQE builder --> SQ memory <==(device reads: SQ window)
-                    |                  |                |
-                    |          slot tables (CID)        +--> SQ tail doorbell (coalesced)
-                    |                  |
-                    |        PRP lists / DSM ranges <==(device reads: PRP window, synthesized)
-                    |
-    completions <-- match CID <-- CQE poll <-- CQ memory <==(device writes: CQ window)
-                                                   +--> CQ head doorbell (coalesced)
+    requests --> NVMeSubmitter --(SQEs)--> SQ memory <==(device reads: SQ window)
+                  |  (MDTS split,        |
+                  |   free CIDs)         +--> slot table ---> NVMePRPLists <==(device reads: PRP window)
+                  |                      |                     (lists synthesized from the table)
+                  +--> tail -------------+--> NVMeDoorbells --> doorbell writes (coalesced)
+                                         |        ^
+    completions <-- NVMeCompletionPoller <-- CQ memory <==(device writes: CQ window)
+                     (CQE at the head,   |
+                      CID -> slot)       +<-- NVMeTimeoutScan (oldest outstanding command)
 
-- The I/O submission/completion queues live in on-chip memories that the root complex's completer
-  serves as windows: the device fetches SQEs and posts CQEs over PCIe, the engine sees each CQE as
-  soon as the device has written it (no polling over PCIe).
+- The I/O submission/completion queues live in on-chip memories that the root complex serves as
+  windows: the device fetches SQEs and posts CQEs over PCIe, the engine sees each CQE as soon as the
+  device has written it (no polling over PCIe).
 - PRP lists are not stored: a read of the PRP window at (CID, entry) returns the address of page
   ``entry + 1`` of that command's buffer; for Dataset Management the CID's page returns its range.
 - Requests larger than ``max_blocks`` (MDTS) are split into several commands.
 - Up to ``qd`` commands are in flight (at most ``entries - 1``); the CID is a free slot of the
-  slot tables, reused only after its completion.
+  slot table, reused only after its completion.
 - The engine stops submitting on the first error status (its CQE, LBA and opcode are kept) and on
   a command timeout (no completion for ``timeout`` cycles while commands are outstanding; the
   oldest outstanding command is reported); commands in flight still complete.
+
+Each submodule drives only its own outputs; the engine connects them and keeps the state they share
+(free CIDs, commands outstanding, the error report).
 """
 
 from migen import *
@@ -36,51 +40,491 @@ from litex.gen import *
 
 from litex.soc.interconnect import stream
 
-from literecorder.cores.pcie.common import check_data_width
-from literecorder.cores.pcie.completer import CompleterWindow
+from literecorder.cores.pcie.common import check_data_width, RAMFIFO
 from literecorder.cores.pcie.requester import doorbell_layout
 from literecorder.cores.nvme.common import *
 
-# Helpers ------------------------------------------------------------------------------------------
+# Layouts ------------------------------------------------------------------------------------------
 
-STATUS_TIMEOUT = 0x7fff   # Engine status code of a command timeout (not an NVMe status).
+# Per CID: what the completion needs (and the timeout scan).
+SLOT_LAYOUT = [("id", 16), ("op", 3), ("lba", 64), ("blocks", 17), ("time", 32), ("last", 1), ("valid", 1)]
+# Per CID: what its PRP list / DSM range needs.
+PRP_LAYOUT  = [("dsm", 1), ("page", 20), ("lba", 64), ("nlb", 17)]
 
-def _window_reader(window, depth, read_row, row_data):
-    """Read side of a window served by a synchronous (1-cycle) memory-like port.
+def _width(layout):
+    return sum(w for _, w in layout)
 
-    ``read_row``: signal set to the row to read; ``row_data``: the row's data one cycle later.
-    Returns (statements, submodules)."""
-    fifo     = stream.SyncFIFO([("dat", window.data_width)], depth, buffered=True)
-    reserved = Signal(max=depth + 1)
-    adr      = Signal(window.adr_width)
-    left     = Signal(8)
-    issued   = Signal()
-    accept   = Signal()
-    issue    = Signal()
-    need     = Signal(10)
-    comb = [
-        need.eq(reserved + window.rd_cmd.beats),
-        accept.eq(window.rd_cmd.valid & (left == 0) & (need <= depth)),
-        window.rd_cmd.ready.eq(accept),
-        issue.eq(left != 0),
-        read_row.eq(adr),
-        fifo.sink.valid.eq(issued),
-        fifo.sink.dat.eq(row_data),
-        fifo.source.connect(window.rd_data),
-    ]
-    sync = [
-        issued.eq(issue),
-        If(accept,
-            adr.eq(window.rd_cmd.adr),
-            left.eq(window.rd_cmd.beats),
-        ).Elif(issue,
-            adr.eq(adr + 1),
-            left.eq(left - 1),
-        ),
-        reserved.eq(reserved + Mux(accept, window.rd_cmd.beats, 0) -
-            (window.rd_data.valid & window.rd_data.ready)),
-    ]
-    return comb, sync, fifo
+def _fields(layout, sig):
+    r, o = {}, 0
+    for name, w in layout:
+        r[name] = sig[o:o + w]
+        o += w
+    return r
+
+# Submitter ----------------------------------------------------------------------------------------
+
+class NVMeSubmitter(LiteXModule):
+    """Requests -> SQEs in the SQ memory (served as the SQ window), split at ``max_blocks``.
+
+    Takes a free CID per command (``cid``), writes its SQE at ``tail`` and its slot / PRP entries
+    (``slot_*``); ``allow``: the engine lets a command be submitted now."""
+    def __init__(self, window, entries, prp_base):
+        dw          = window.data_width
+        beat_bytes  = dw//8
+        sqe_beats   = max(1, NVME_SQE_BYTES//beat_bytes)
+        cid_bits    = log2_int(entries)
+        qbits       = cid_bits + 1
+        self.sink       = sink = stream.Endpoint(request_layout())
+        self.cid        = stream.Endpoint([("cid", cid_bits)])
+        self.allow      = Signal()
+        self.qsize      = Signal(qbits)
+        self.nsid       = Signal(32)
+        self.lba_shift  = Signal(4)
+        self.max_blocks = Signal(17)
+        self.now        = Signal(32)
+        # Outputs.
+        self.tail       = tail = Signal(qbits)
+        self.tail_next  = tail_next = Signal(qbits)
+        self.submitted  = Signal()       # Pulse: an SQE was written (tail moved).
+        self.pending    = Signal()       # A command is ready to be submitted once allowed.
+        self.slot_we    = Signal()
+        self.slot_cid   = Signal(cid_bits)
+        self.slot_dat   = Signal(_width(SLOT_LAYOUT))
+        self.prp_dat    = Signal(_width(PRP_LAYOUT))
+
+        # # #
+
+        # SQ memory: written here, read by the device through the window.
+        sq_mem = Memory(dw, entries*NVME_SQE_BYTES//beat_bytes, name="nvme_sq")
+        sq_wr  = sq_mem.get_port(write_capable=True)
+        sq_rd  = sq_mem.get_port(mode=READ_FIRST)
+        self.specials += sq_mem, sq_wr, sq_rd
+        self.comb += [
+            sq_rd.adr.eq(window.rd_adr),
+            window.rd_dat.eq(sq_rd.dat_r),
+        ]
+
+        # Current request.
+        have     = Signal()
+        cur_op   = Signal(3)
+        cur_lba  = Signal(64)
+        cur_left = Signal(32)
+        cur_adr  = Signal(32)
+        cur_id   = Signal(16)
+        n        = Signal(17)           # Blocks of this command.
+        nbytes   = Signal(32)
+        is_rw    = Signal()
+        is_dsm   = Signal()
+        last     = Signal()
+        opcode   = Signal(8)
+        cid      = Signal(cid_bits)
+        self.comb += [
+            is_rw.eq((cur_op == OP_READ) | (cur_op == OP_WRITE)),
+            is_dsm.eq(cur_op == OP_DEALLOCATE),
+            Case(cur_op, {op: opcode.eq(oc) for op, oc in OP_TO_OPCODE.items()}),
+        ]
+        max_n = Signal(17)
+        self.comb += [
+            max_n.eq(Mux(is_dsm | (cur_op == OP_WRITE_ZEROES), NVME_DSM_MAX_BLOCKS, self.max_blocks)),
+            If(cur_op == OP_FLUSH,
+                n.eq(0)
+            ).Elif(cur_left < max_n,
+                n.eq(cur_left)
+            ).Else(
+                n.eq(max_n)
+            ),
+            last.eq((cur_op == OP_FLUSH) | (cur_left == n)),
+            nbytes.eq(n << self.lba_shift),
+        ]
+
+        # SQE: PRP1/PRP2 (one page, two pages, or the CID's PRP list page), CDW10-12.
+        prp1     = Signal(32)
+        prp2     = Signal(32)
+        prp_list = Signal(32)
+        first_bytes = Signal(13)
+        cdw10, cdw11, cdw12 = Signal(32), Signal(32), Signal(32)
+        self.comb += [
+            first_bytes.eq(NVME_PAGE_SIZE - cur_adr[:12]),
+            prp_list.eq(prp_base + (cid << 12)),
+            If(is_rw,
+                prp1.eq(cur_adr),
+                If(nbytes <= first_bytes,
+                    prp2.eq(0)
+                ).Elif(nbytes <= first_bytes + NVME_PAGE_SIZE,
+                    prp2.eq(Cat(Constant(0, 12), cur_adr[12:32] + 1))
+                ).Else(
+                    prp2.eq(prp_list)
+                )
+            ).Elif(is_dsm,
+                prp1.eq(prp_list)
+            ),
+            If(is_rw | (cur_op == OP_WRITE_ZEROES),
+                cdw10.eq(cur_lba[:32]),
+                cdw11.eq(cur_lba[32:]),
+                cdw12.eq(n - 1),
+            ).Elif(is_dsm,
+                cdw11.eq(1 << 2),         # One range; Attribute - Deallocate.
+            ),
+        ]
+        sqe = Cat(opcode, Constant(0, 8), cid, Constant(0, 16 - cid_bits),  # CDW0
+            self.nsid,                                                       # NSID
+            Constant(0, 128),                                                # CDW2-3, MPTR
+            prp1, Constant(0, 32), prp2, Constant(0, 32),                    # PRP1, PRP2
+            cdw10, cdw11, cdw12, Constant(0, 96))
+        beat    = Signal(max=max(sqe_beats, 2))
+        sqe_dat = Signal(dw)
+        self.comb += Case(beat, {b: sqe_dat.eq(sqe[b*dw:(b + 1)*dw]) for b in range(sqe_beats)})
+
+        self.comb += [
+            tail_next.eq(Mux(tail + 1 == self.qsize, 0, tail + 1)),
+            self.pending.eq(have & self.cid.valid),
+            self.slot_cid.eq(cid),
+            self.slot_dat.eq(Cat(cur_id, cur_op, cur_lba, n, self.now, last, Constant(1, 1))),
+            self.prp_dat.eq(Cat(is_dsm, cur_adr[12:32], cur_lba, Mux(is_dsm, n, 0))),
+        ]
+
+        self.fsm = fsm = FSM(reset_state="IDLE")
+        fsm.act("IDLE",
+            If(~have,
+                sink.ready.eq(1),
+                If(sink.valid,
+                    NextValue(have, 1),
+                    NextValue(cur_op, sink.op),
+                    NextValue(cur_lba, sink.lba),
+                    NextValue(cur_left, sink.blocks),
+                    NextValue(cur_adr, sink.adr),
+                    NextValue(cur_id, sink.id),
+                )
+            ).Elif(self.allow & self.cid.valid,
+                self.cid.ready.eq(1),
+                NextValue(cid, self.cid.cid),
+                NextValue(beat, 0),
+                NextState("WRITE-SQE")
+            )
+        )
+        fsm.act("WRITE-SQE",
+            sq_wr.adr.eq(Cat(beat, tail) if sqe_beats > 1 else tail),
+            sq_wr.dat_w.eq(sqe_dat),
+            sq_wr.we.eq(1),
+            self.slot_we.eq(beat == 0),
+            NextValue(beat, beat + 1),
+            If(beat == sqe_beats - 1,
+                self.submitted.eq(1),
+                NextValue(tail, tail_next),
+                NextValue(cur_lba, cur_lba + n),
+                NextValue(cur_left, cur_left - n),
+                NextValue(cur_adr, cur_adr + nbytes),
+                If(last, NextValue(have, 0)),
+                NextState("IDLE")
+            )
+        )
+
+# PRP Lists ----------------------------------------------------------------------------------------
+
+class NVMePRPLists(LiteXModule):
+    """The PRP window: rows of (CID page, entries) synthesized from the per-CID table.
+
+    A read of page ``cid`` returns, for entry ``k``, the address of page ``k + 1`` of the command's
+    buffer (the first page is in PRP1); for Dataset Management, the CID's one range (context 0,
+    NLB, starting LBA)."""
+    def __init__(self, window, entries):
+        dw            = window.data_width
+        beat_bytes    = dw//8
+        rows_per_page = NVME_PAGE_SIZE//beat_bytes
+        ents_per_row  = beat_bytes//8
+        cid_bits      = log2_int(entries)
+        self.we  = Signal()
+        self.cid = Signal(cid_bits)
+        self.dat = Signal(_width(PRP_LAYOUT))
+
+        # # #
+
+        mem = Memory(_width(PRP_LAYOUT), entries, name="nvme_prp")
+        wr  = mem.get_port(write_capable=True)
+        rd  = mem.get_port(mode=READ_FIRST)
+        self.specials += mem, wr, rd
+        self.comb += [
+            wr.adr.eq(self.cid),
+            wr.dat_w.eq(self.dat),
+            wr.we.eq(self.we),
+            rd.adr.eq(window.rd_adr[log2_int(rows_per_page):]),
+        ]
+        row_r = Signal(log2_int(rows_per_page))
+        self.sync += row_r.eq(window.rd_adr[:log2_int(rows_per_page)])
+        e = _fields(PRP_LAYOUT, rd.dat_r)
+        entries_dat = []
+        for k in range(ents_per_row):
+            page = Signal(20, name=f"prp_page{k}")
+            self.comb += page.eq(e["page"] + (row_r << log2_int(ents_per_row)) + k + 1)
+            entries_dat.append(Cat(Constant(0, 12), page, Constant(0, 32)))
+        self.comb += If(e["dsm"],
+            If(row_r == 0, window.rd_dat.eq(Cat(Constant(0, 32), e["nlb"], Constant(0, 15), e["lba"])))
+        ).Else(
+            window.rd_dat.eq(Cat(*entries_dat))
+        )
+
+# Completion Poller --------------------------------------------------------------------------------
+
+class NVMeCompletionPoller(LiteXModule):
+    """Watches the CQ memory (written by the device through the CQ window) at the head: each new
+    CQE (phase tag) is matched with its CID's slot and given out as a completion; its slot is freed
+    (``free``/``free_cid``).
+
+    The slot table is here: written by the submitter (``slot_we``/``slot_cid``/``slot_dat``), read by
+    the timeout scan (``scan_adr`` -> ``scan_dat``, one cycle later) while ``scan`` is set."""
+    def __init__(self, window, entries):
+        dw          = window.data_width
+        beat_bytes  = dw//8
+        cqe_per_row = beat_bytes//NVME_CQE_BYTES
+        cq_rows     = window.size//beat_bytes
+        cid_bits    = log2_int(entries)
+        qbits       = cid_bits + 1
+        self.source   = source = stream.Endpoint(completion_layout())
+        self.qsize    = Signal(qbits)
+        self.now      = Signal(32)
+        self.clear    = Signal()         # The CQ memory is being cleared (engine start).
+        self.clear_row = Signal(max=max(cq_rows, 2))
+        self.slot_we  = Signal()
+        self.slot_cid = Signal(cid_bits)
+        self.slot_dat = Signal(_width(SLOT_LAYOUT))
+        self.scan     = Signal()
+        self.scan_adr = Signal(cid_bits)
+        self.scan_dat = Signal(_width(SLOT_LAYOUT))
+        # Outputs.
+        self.head     = head = Signal(qbits)
+        self.sq_head  = Signal(qbits)    # SQ head reported by the last CQE.
+        self.more     = Signal()         # A CQE may be visible at the head (0: none for now).
+        self.busy     = Signal()         # A completion is being given out (slot table port in use).
+        self.free     = Signal()         # Pulse: a CID is returned.
+        self.free_cid = Signal(cid_bits)
+        self.failed   = Signal()         # Pulse with `free`: its status is an error.
+
+        # # #
+
+        # CQ memory: written by the device (port B), read at the head (port A). Clearing writes
+        # only the bytes holding the phase tags.
+        cq_mem = Memory(dw, cq_rows, name="nvme_cq")
+        cq_rd  = cq_mem.get_port(mode=READ_FIRST)
+        cq_wr  = cq_mem.get_port(write_capable=True, we_granularity=8)
+        self.specials += cq_mem, cq_rd, cq_wr
+        phase_bytes = 0
+        for k in range(cqe_per_row):
+            phase_bytes |= 1 << (NVME_CQE_BYTES*k + 14)
+        dat_w = Signal(dw)
+        self.comb += dat_w.eq(window.wr.dat)
+        for k in range(cqe_per_row):
+            self.comb += dat_w[128*k + 112].eq(window.wr.dat[128*k + 112] & ~self.clear)
+        self.comb += [
+            window.wr.ready.eq(~self.clear),
+            cq_wr.adr.eq(Mux(self.clear, self.clear_row, window.wr.adr)),
+            cq_wr.dat_w.eq(dat_w),
+            If(self.clear,
+                cq_wr.we.eq(phase_bytes),
+            ).Elif(window.wr.valid,
+                cq_wr.we.eq(window.wr.be),
+            ),
+        ]
+
+        # Slot table (port A: submitter; port B: completions and the timeout scan).
+        slots   = Memory(_width(SLOT_LAYOUT), entries, name="nvme_slots")
+        slot_wr = slots.get_port(write_capable=True)
+        slot_rd = slots.get_port(write_capable=True, mode=READ_FIRST)
+        self.specials += slots, slot_wr, slot_rd
+        self.comb += [
+            slot_wr.adr.eq(self.slot_cid),
+            slot_wr.dat_w.eq(self.slot_dat),
+            slot_wr.we.eq(self.slot_we),
+            self.scan_dat.eq(slot_rd.dat_r),
+        ]
+
+        # CQE at the head (read continuously).
+        phase = Signal(reset=1)
+        cqe   = Signal(128)
+        row_r = Signal(qbits)
+        self.comb += cq_rd.adr.eq(head[log2_int(cqe_per_row):] if cqe_per_row > 1 else head)
+        self.sync += row_r.eq(head)
+        if cqe_per_row > 1:
+            self.comb += Case(row_r[:log2_int(cqe_per_row)],
+                {k: cqe.eq(cq_rd.dat_r[128*k:128*(k + 1)]) for k in range(cqe_per_row)})
+        else:
+            self.comb += cqe.eq(cq_rd.dat_r[:128])
+        cqe_sqhd   = cqe[64:80]
+        cqe_cid    = cqe[96:112]
+        cqe_phase  = cqe[112]
+        cqe_status = cqe[113:128]
+        head_next  = Signal(qbits)
+        new_cqe    = Signal()
+        fsm_idle   = Signal()
+        self.comb += [
+            head_next.eq(Mux(head + 1 == self.qsize, 0, head + 1)),
+            new_cqe.eq(~self.clear & (cqe_phase == phase) & (row_r == head)),
+            self.more.eq(new_cqe | (row_r != head) | ~fsm_idle),
+        ]
+
+        c_cid    = Signal(16)
+        c_status = Signal(15)
+        slot     = _fields(SLOT_LAYOUT, slot_rd.dat_r)
+        self.comb += [
+            source.id.eq(slot["id"]),
+            source.cid.eq(c_cid),
+            source.op.eq(slot["op"]),
+            source.lba.eq(slot["lba"]),
+            source.blocks.eq(slot["blocks"]),
+            source.status.eq(c_status),
+            source.latency.eq(self.now - slot["time"]),
+            source.final.eq(slot["last"]),
+        ]
+        self.fsm = fsm = FSM(reset_state="POLL")
+        fsm.act("POLL",
+            slot_rd.adr.eq(Mux(self.scan, self.scan_adr, cqe_cid[:cid_bits])),
+            fsm_idle.eq(1),
+            If(new_cqe & ~self.scan,
+                NextValue(c_cid, cqe_cid),
+                NextValue(c_status, cqe_status),
+                NextValue(self.sq_head, cqe_sqhd),
+                NextValue(head, head_next),
+                If(head_next == 0, NextValue(phase, ~phase)),
+                NextState("EMIT")
+            )
+        )
+        fsm.act("EMIT",
+            self.busy.eq(1),
+            slot_rd.adr.eq(c_cid[:cid_bits]),
+            source.valid.eq(1),
+            If(source.ready,
+                # Clear the slot's valid bit (write back what was read) and return its CID.
+                slot_rd.we.eq(1),
+                slot_rd.dat_w.eq(Cat(slot_rd.dat_r[:-1], Constant(0, 1))),
+                self.free.eq(1),
+                self.failed.eq(c_status[:11] != 0),
+                NextState("POLL")
+            )
+        )
+        self.comb += self.free_cid.eq(c_cid[:cid_bits])
+
+# Doorbells ----------------------------------------------------------------------------------------
+
+class NVMeDoorbells(LiteXModule):
+    """Coalesced doorbell writes: the SQ tail when the submitter pauses (nothing to submit right now)
+    or after ``NVME_SQ_DOORBELL_BATCH`` new entries; the CQ head when no further CQE is visible."""
+    def __init__(self, qbits):
+        self.source    = source = stream.Endpoint(doorbell_layout())
+        self.sq_db     = Signal(64)
+        self.cq_db     = Signal(64)
+        self.tail      = Signal(qbits)
+        self.submitted = Signal()
+        self.pending   = Signal()    # The submitter has a command to submit now.
+        self.head      = Signal(qbits)
+        self.more      = Signal()    # A further CQE is visible at the head.
+        self.sq_count  = Signal(32)  # Doorbell writes.
+        self.cq_count  = Signal(32)
+
+        # # #
+
+        db_tail  = Signal(qbits)
+        db_head  = Signal(qbits)
+        since    = Signal(max=NVME_SQ_DOORBELL_BATCH + 1)
+        sq_ring  = Signal()
+        cq_ring  = Signal()
+        self.comb += [
+            sq_ring.eq((self.tail != db_tail) & (~self.pending | (since == NVME_SQ_DOORBELL_BATCH))),
+            cq_ring.eq((self.head != db_head) & ~self.more),
+            source.valid.eq(sq_ring | cq_ring),
+            If(sq_ring,
+                source.adr.eq(self.sq_db),
+                source.dat.eq(self.tail),
+            ).Else(
+                source.adr.eq(self.cq_db),
+                source.dat.eq(self.head),
+            ),
+        ]
+        self.sync += [
+            If(source.valid & source.ready & sq_ring,
+                db_tail.eq(self.tail),
+                since.eq(0),
+                self.sq_count.eq(self.sq_count + 1),
+            ).Elif(self.submitted & (since != NVME_SQ_DOORBELL_BATCH),
+                since.eq(since + 1),
+            ),
+            If(source.valid & source.ready & ~sq_ring,
+                db_head.eq(self.head),
+                self.cq_count.eq(self.cq_count + 1),
+            ),
+        ]
+
+# Timeout Scan -------------------------------------------------------------------------------------
+
+class NVMeTimeoutScan(LiteXModule):
+    """Command timeout: no completion for ``timeout`` cycles while commands are outstanding. Then the
+    slot table is scanned for the oldest outstanding command (``found`` pulses with each older one:
+    ``lba``, ``op``, ``cid``) and ``expired`` pulses at the end of the scan."""
+    def __init__(self, entries):
+        cid_bits = log2_int(entries)
+        self.timeout     = Signal(32)     # 0: off.
+        self.outstanding = Signal()
+        self.completed   = Signal()
+        self.stopped     = Signal()       # The engine already stopped on an error.
+        self.now         = Signal(32)
+        self.scan        = Signal()
+        self.scan_adr    = Signal(cid_bits)
+        self.scan_dat    = Signal(_width(SLOT_LAYOUT))
+        self.busy        = Signal()       # The slot table's port is in use by the poller.
+        self.found       = Signal()
+        self.lba         = Signal(64)
+        self.op          = Signal(3)
+        self.cid         = Signal(cid_bits)
+        self.expired     = Signal()
+
+        # # #
+
+        watchdog = Signal(32)
+        self.sync += If(self.completed | ~self.outstanding,
+            watchdog.eq(0)
+        ).Elif(watchdog != 2**32 - 1,
+            watchdog.eq(watchdog + 1)
+        )
+        idx    = Signal(cid_bits + 1)
+        idx_r  = Signal(cid_bits)
+        oldest = Signal(32)
+        slot   = _fields(SLOT_LAYOUT, self.scan_dat)
+        age    = Signal(32)
+        self.comb += [
+            age.eq(self.now - slot["time"]),
+            self.lba.eq(slot["lba"]),
+            self.op.eq(slot["op"]),
+            self.cid.eq(idx_r),
+            self.scan_adr.eq(idx[:cid_bits]),
+        ]
+        self.fsm = fsm = FSM(reset_state="WATCH")
+        fsm.act("WATCH",
+            If((self.timeout != 0) & (watchdog >= self.timeout) & ~self.stopped,
+                NextValue(idx, 0),
+                NextValue(oldest, 0),
+                NextState("READ")
+            )
+        )
+        fsm.act("READ",
+            self.scan.eq(1),
+            If(~self.busy,
+                NextValue(idx_r, idx[:cid_bits]),
+                NextValue(idx, idx + 1),
+                NextState("CHECK")
+            )
+        )
+        fsm.act("CHECK",
+            self.scan.eq(1),
+            self.scan_adr.eq(idx_r),
+            If(slot["valid"] & (age >= oldest),
+                self.found.eq(1),
+                NextValue(oldest, age),
+            ),
+            If(idx == entries,
+                self.expired.eq(1),
+                NextState("WATCH")
+            ).Else(
+                NextState("READ")
+            )
+        )
 
 # Queue Engine -------------------------------------------------------------------------------------
 
@@ -89,10 +533,11 @@ class NVMeQueueEngine(LiteXModule):
 
     Parameters
     ----------
-    data_width : int
-        TLP datapath width (128, 256 or 512).
-    sq_base, cq_base, prp_base : int
-        PCIe bus addresses of the SQ, CQ and PRP windows (aligned on their sizes).
+    rc : RCRootComplex
+        The root complex of the SSD's port: hands out the SQ, CQ and PRP windows (at ``base`` +
+        ``NVME_*_OFFSET``) and takes the doorbell writes.
+    base : int
+        Bus address of the engine's windows (aligned on ``NVME_WINDOWS_SPAN``).
     entries : int
         Queue entries (power of two): the SQ and CQ memories hold ``entries`` entries; up to
         ``entries - 1`` commands in flight.
@@ -100,23 +545,22 @@ class NVMeQueueEngine(LiteXModule):
     While ``enable`` is 0 the engine is held in reset; setting it (after the I/O queues were
     created on the controller) clears the CQ memory, fills the free-CID list and starts.
     """
-    def __init__(self, data_width, sq_base, cq_base, prp_base, entries=512, read_depth=32):
-        check_data_width(data_width)
-        if data_width < 128:
-            raise ValueError(f"data_width={data_width}: the queue engine needs >= 128-bit beats")
+    def __init__(self, rc, base, entries=512):
+        dw = rc.phy.data_width
+        check_data_width(dw, minimum=128)
         if entries < 4 or entries & (entries - 1) or entries > 4096:
             raise ValueError(f"entries={entries}: a power of two between 4 and 4096")
-        dw    = data_width
+        if base % NVME_WINDOWS_SPAN:
+            raise ValueError(f"base 0x{base:x}: must be aligned on 0x{NVME_WINDOWS_SPAN:x}")
         qbits = log2_int(entries) + 1
         self.entries    = entries
         self.data_width = dw
-
-        # Windows (served by the root complex's completer).
-        self.sq_window  = CompleterWindow("sq",  sq_base,  entries*64, dw, writable=False, fast=True)
-        self.cq_window  = CompleterWindow("cq",  cq_base,  max(4096, entries*16), dw, readable=False, fast=True)
-        self.prp_window = CompleterWindow("prp", prp_base, entries*4096, dw, writable=False, fast=True)
-        self.windows    = [self.sq_window, self.cq_window, self.prp_window]
-        self.prp_base   = prp_base
+        self.sq_window  = rc.add_window("sq",  base + NVME_SQ_OFFSET,  entries*NVME_SQE_BYTES,
+            writable=False, on_chip=True)
+        self.cq_window  = rc.add_window("cq",  base + NVME_CQ_OFFSET,  max(4096, entries*NVME_CQE_BYTES),
+            readable=False, on_chip=True)
+        self.prp_window = rc.add_window("prp", base + NVME_PRP_OFFSET, entries*NVME_PAGE_SIZE,
+            writable=False, on_chip=True)
 
         # Configuration.
         self.enable      = Signal()
@@ -137,7 +581,6 @@ class NVMeQueueEngine(LiteXModule):
 
         # Status.
         self.ready        = Signal()
-        self.now          = Signal(32)
         self.outstanding  = Signal(qbits)
         self.error        = Signal()
         self.err_status   = Signal(15)
@@ -151,418 +594,145 @@ class NVMeQueueEngine(LiteXModule):
 
         # # #
 
-        self.core = core = ResetInserter()(_NVMeQueueEngineLogic(self, read_depth))
-        self.comb += core.reset.eq(~self.enable)
-
-class _NVMeQueueEngineLogic(LiteXModule):
-    def __init__(self, e, read_depth):
-        dw          = e.data_width
-        entries     = e.entries
-        beat_bytes  = dw//8
-        sqe_beats   = max(1, 64//beat_bytes)
-        cqe_per_row = beat_bytes//16
-        cid_bits    = log2_int(entries)
-        qbits       = cid_bits + 1
-        sink, source, doorbell = e.sink, e.source, e.doorbell
-        prp_base    = e.prp_base
-
-        self.sync += e.now.eq(e.now + 1)
-
-        # Memories ---------------------------------------------------------------------------------
-        sq_rows = entries*64//beat_bytes
-        cq_rows = max(4096, entries*16)//beat_bytes
-        sq_mem = Memory(dw, sq_rows, name="nvme_sq")
-        self.specials += sq_mem
-        cq_mem = Memory(dw, cq_rows, name="nvme_cq")
-        self.specials += cq_mem
-        sq_wr = sq_mem.get_port(write_capable=True)
-        sq_rd = sq_mem.get_port()
-        cq_wr = cq_mem.get_port(write_capable=True, we_granularity=8)
-        cq_rd = cq_mem.get_port()
-        self.specials += sq_wr, sq_rd, cq_wr, cq_rd
-
-        # Slot tables: per CID, what completions and PRP/DSM reads need.
-        info_layout = [("id", 16), ("op", 3), ("lba", 64), ("blocks", 17), ("time", 32),
-                       ("last", 1), ("valid", 1)]
-        info_w = sum(w for _, w in info_layout)
-        info_mem = Memory(info_w, entries, name="nvme_info")
-        self.specials += info_mem
-        info_wr = info_mem.get_port(write_capable=True)            # Submission.
-        info_rd = info_mem.get_port(write_capable=True)            # Completion / timeout scan.
-        self.specials += info_wr, info_rd
-        prp_layout = [("dsm", 1), ("page", 21), ("lba", 64), ("nlb", 32)]
-        prp_w = sum(w for _, w in prp_layout)
-        prp_mem = Memory(prp_w, entries, name="nvme_prp")
-        self.specials += prp_mem
-        prp_wr = prp_mem.get_port(write_capable=True)
-        prp_rd = prp_mem.get_port()
-        self.specials += prp_wr, prp_rd
-
-        def unpack(layout, sig):
-            r, o = {}, 0
-            for name, w in layout:
-                r[name] = sig[o:o+w]
-                o += w
-            return r
-
-        # Device side of the windows ---------------------------------------------------------------
-        # SQ: read-only for the device.
-        comb, sync, sq_fifo = _window_reader(e.sq_window, read_depth, sq_rd.adr, sq_rd.dat_r)
-        self.submodules += sq_fifo
-        self.comb += comb
-        self.sync += sync
-        # CQ: written by the device.
-        cq_init = Signal()   # Set below: the CQ memory is being cleared.
-        cq_init_row = Signal(max=max(2, max(4096, entries*16)//beat_bytes))
+        core = _NVMeQueueEngineCore(self.sq_window, self.cq_window, self.prp_window, entries)
+        self.core = core = ResetInserter()(core)
         self.comb += [
-            If(cq_init,
-                cq_wr.adr.eq(cq_init_row),
-                cq_wr.dat_w.eq(0),
-                cq_wr.we.eq(2**(dw//8) - 1),
-            ).Else(
-                e.cq_window.wr.ready.eq(1),
-                cq_wr.adr.eq(e.cq_window.wr.adr),
-                cq_wr.dat_w.eq(e.cq_window.wr.dat),
-                If(e.cq_window.wr.valid, cq_wr.we.eq(e.cq_window.wr.be)),
-            )
+            core.reset.eq(~self.enable),
+            self.sink.connect(core.sink),
+            core.source.connect(self.source),
+            core.doorbell.connect(self.doorbell),
         ]
-        # PRP window: rows of (CID page, entries) synthesized from the slot table.
-        prp_row      = Signal(e.prp_window.adr_width)
-        prp_row_r    = Signal(e.prp_window.adr_width)
-        prp_data     = Signal(dw)
-        rows_per_page = 4096//beat_bytes
-        ents_per_row  = beat_bytes//8
-        self.comb += prp_rd.adr.eq(prp_row[log2_int(rows_per_page):])
-        self.sync += prp_row_r.eq(prp_row)
-        pe = unpack(prp_layout, prp_rd.dat_r)
-        in_page = prp_row_r[:log2_int(rows_per_page)]
-        entries_data = []
-        for k in range(ents_per_row):
-            ent = Signal(64, name=f"prp_entry{k}")
-            self.comb += ent.eq((pe["page"] + (in_page << log2_int(ents_per_row)) + k + 1) << 12)
-            entries_data.append(ent)
-        dsm_desc = Signal(dw)
-        self.comb += dsm_desc.eq(Cat(Constant(0, 32), pe["nlb"], pe["lba"]))
-        self.comb += If(pe["dsm"],
-            If(in_page == 0, prp_data.eq(dsm_desc))
-        ).Else(
-            prp_data.eq(Cat(*entries_data))
-        )
-        comb, sync, prp_fifo = _window_reader(e.prp_window, read_depth, prp_row, prp_data)
-        self.submodules += prp_fifo
-        self.comb += comb
-        self.sync += sync
+        for name in ["qsize", "qd", "nsid", "lba_shift", "max_blocks", "sq_db", "cq_db", "timeout",
+                     "clear_error"]:
+            self.comb += getattr(core, name).eq(getattr(self, name))
+        for name in ["ready", "outstanding", "error", "err_status", "err_lba", "err_op", "err_cid",
+                     "submitted", "completed", "sq_doorbells", "cq_doorbells"]:
+            self.comb += getattr(self, name).eq(getattr(core, name))
 
-        # Free CIDs (filled at start, while the CQ memory and the slot table are cleared) ----------
-        self.free = free = stream.SyncFIFO([("cid", cid_bits)], entries, buffered=True)
-        cq_rows_n = max(4096, entries*16)//beat_bytes
-        init_n    = max(entries, cq_rows_n)
-        init_cnt  = Signal(max=init_n + 1)
-        initing   = Signal(reset=1)
-        cpl_free  = Signal()           # The completion path returns a CID.
-        cpl_cid   = Signal(cid_bits)
+class _NVMeQueueEngineCore(LiteXModule):
+    """The engine's logic (held in reset while disabled): its five parts and what they share."""
+    def __init__(self, sq_window, cq_window, prp_window, entries):
+        dw       = sq_window.data_width
+        cid_bits = log2_int(entries)
+        qbits    = cid_bits + 1
+        cq_rows  = cq_window.size//(dw//8)
+        # Interface (see NVMeQueueEngine).
+        self.sink, self.source = stream.Endpoint(request_layout()), stream.Endpoint(completion_layout())
+        self.doorbell = stream.Endpoint(doorbell_layout())
+        for name, w in [("qsize", qbits), ("qd", qbits), ("nsid", 32), ("lba_shift", 4),
+            ("max_blocks", 17), ("sq_db", 64), ("cq_db", 64), ("timeout", 32), ("clear_error", 1),
+            ("ready", 1), ("outstanding", qbits), ("error", 1), ("err_status", 15), ("err_lba", 64),
+            ("err_op", 3), ("err_cid", 16), ("submitted", 32), ("completed", 32),
+            ("sq_doorbells", 32), ("cq_doorbells", 32)]:
+            setattr(self, name, Signal(w, name=name))
+
+        # # #
+
+        now = Signal(32)
+        self.sync += now.eq(now + 1)
+
+        self.submitter = sub  = NVMeSubmitter(sq_window, entries, prp_window.base)
+        self.prp_lists = prp  = NVMePRPLists(prp_window, entries)
+        self.poller    = poll = NVMeCompletionPoller(cq_window, entries)
+        self.doorbells = dbs  = NVMeDoorbells(qbits)
+        self.timeouts  = tmo  = NVMeTimeoutScan(entries)
+
+        # Start: the CQ memory is cleared and the free-CID list filled (every slot free).
+        self.free = free = RAMFIFO([("cid", cid_bits)], entries)
+        init_n   = max(entries, cq_rows)
+        init_cnt = Signal(max=init_n + 1)
+        initing  = Signal(reset=1)
         self.sync += If(initing,
             init_cnt.eq(init_cnt + 1),
             If(init_cnt == init_n - 1, initing.eq(0))
         )
         self.comb += [
+            self.ready.eq(~initing),
             If(initing,
                 free.sink.valid.eq(init_cnt < entries),
                 free.sink.cid.eq(init_cnt),
             ).Else(
-                free.sink.valid.eq(cpl_free),
-                free.sink.cid.eq(cpl_cid),
+                free.sink.valid.eq(poll.free),
+                free.sink.cid.eq(poll.free_cid),
             ),
-            e.ready.eq(~initing),
+            poll.clear.eq(initing & (init_cnt < cq_rows)),
+            poll.clear_row.eq(init_cnt),
         ]
 
-        # Queue state.
-        tail     = Signal(qbits)
-        db_tail  = Signal(qbits)
-        head     = Signal(qbits)
-        db_head  = Signal(qbits)
-        phase    = Signal(reset=1)
-        sq_head  = Signal(qbits)
-        tail_next = Signal(qbits)
-        head_next = Signal(qbits)
-        self.comb += [
-            tail_next.eq(Mux(tail + 1 == e.qsize, 0, tail + 1)),
-            head_next.eq(Mux(head + 1 == e.qsize, 0, head + 1)),
-        ]
+        # Submission: one command at a time while allowed.
         sq_full = Signal()
-        self.comb += sq_full.eq(tail_next == sq_head)
-
-        # Submission -------------------------------------------------------------------------------
-        have    = Signal()
-        cur_op  = Signal(3)
-        cur_lba = Signal(64)
-        cur_left = Signal(32)
-        cur_adr = Signal(32)
-        cur_id  = Signal(16)
-        n       = Signal(17)            # Blocks of this command.
-        nbytes  = Signal(32)
-        cid     = Signal(cid_bits)
-        prp1    = Signal(64)
-        prp2    = Signal(64)
-        opcode  = Signal(8)
-        is_rw   = Signal()
-        last    = Signal()
-        beat    = Signal(max=max(sqe_beats, 2))
-        sqe     = Signal(512)
-        cdw10, cdw11, cdw12 = Signal(32), Signal(32), Signal(32)
-        prp_list = Signal(64)
-        first_bytes = Signal(13)
-
         self.comb += [
-            is_rw.eq((cur_op == OP_READ) | (cur_op == OP_WRITE)),
-        ]
-        self.comb += Case(cur_op, {op: opcode.eq(oc) for op, oc in OP_TO_OPCODE.items()})
-        max_n = Signal(33)
-        self.comb += [
-            max_n.eq(Mux((cur_op == OP_DEALLOCATE) | (cur_op == OP_WRITE_ZEROES), 65536, e.max_blocks)),
-            If(cur_op == OP_FLUSH,
-                n.eq(0)
-            ).Elif(cur_left < max_n,
-                n.eq(cur_left)
-            ).Else(
-                n.eq(max_n)
-            ),
-            last.eq((cur_op == OP_FLUSH) | (cur_left == n)),
-            nbytes.eq(n << e.lba_shift),
-            first_bytes.eq(4096 - cur_adr[:12]),
-            prp_list.eq(prp_base + (cid << 12)),
-            prp1.eq(0),
-            prp2.eq(0),
-            If(is_rw,
-                prp1.eq(cur_adr),
-                If(nbytes <= first_bytes,
-                    prp2.eq(0)
-                ).Elif(nbytes <= first_bytes + 4096,
-                    prp2.eq(Cat(Constant(0, 12), cur_adr[12:32] + 1))
-                ).Else(
-                    prp2.eq(prp_list)
-                )
-            ).Elif(cur_op == OP_DEALLOCATE,
-                prp1.eq(prp_list)
-            ),
-            cdw10.eq(0), cdw11.eq(0), cdw12.eq(0),
-            If(is_rw | (cur_op == OP_WRITE_ZEROES),
-                cdw10.eq(cur_lba[:32]),
-                cdw11.eq(cur_lba[32:]),
-                cdw12.eq(n - 1),
-            ).Elif(cur_op == OP_DEALLOCATE,
-                cdw10.eq(0),              # One range.
-                cdw11.eq(1 << 2),         # Attribute - Deallocate.
-            ),
-            sqe.eq(Cat(opcode, Constant(0, 8), cid, Constant(0, 16 - cid_bits),  # CDW0
-                e.nsid,                                                       # NSID
-                Constant(0, 64), Constant(0, 64),                                # CDW2-3, MPTR
-                prp1, prp2, cdw10, cdw11, cdw12, Constant(0, 96))),
+            sq_full.eq(sub.tail_next == poll.sq_head),
+            self.sink.connect(sub.sink),
+            free.source.connect(sub.cid),
+            sub.allow.eq(~initing & ~self.error & (self.outstanding < self.qd) & ~sq_full),
+            sub.qsize.eq(self.qsize),
+            sub.nsid.eq(self.nsid),
+            sub.lba_shift.eq(self.lba_shift),
+            sub.max_blocks.eq(self.max_blocks),
+            sub.now.eq(now),
+            # Slot and PRP tables, written with the SQE.
+            poll.slot_we.eq(sub.slot_we | (initing & (init_cnt < entries))),
+            poll.slot_cid.eq(Mux(initing, init_cnt, sub.slot_cid)),
+            poll.slot_dat.eq(Mux(initing, 0, sub.slot_dat)),
+            prp.we.eq(sub.slot_we),
+            prp.cid.eq(sub.slot_cid),
+            prp.dat.eq(sub.prp_dat),
         ]
 
-        can_submit = Signal()
-        self.comb += can_submit.eq(e.ready & ~e.error & free.source.valid &
-            (e.outstanding < e.qd) & ~sq_full)
-
-        info_w_sig = Signal(info_w)
-        self.comb += info_w_sig.eq(Cat(cur_id, cur_op, cur_lba, n, e.now, last, Constant(1, 1)))
-        prp_w_sig = Signal(prp_w)
-        self.comb += prp_w_sig.eq(Cat(cur_op == OP_DEALLOCATE, cur_adr[12:32], Constant(0, 1),
-            cur_lba, Mux(cur_op == OP_DEALLOCATE, n, 0)))
-
-        self.submit = submit = FSM(reset_state="IDLE")
-        submit.act("IDLE",
-            If(e.ready & ~have,
-                sink.ready.eq(1),
-                If(sink.valid,
-                    NextValue(have, 1),
-                    NextValue(cur_op, sink.op),
-                    NextValue(cur_lba, sink.lba),
-                    NextValue(cur_left, sink.blocks),
-                    NextValue(cur_adr, sink.adr),
-                    NextValue(cur_id, sink.id),
-                )
-            ).Elif(have & can_submit,
-                NextValue(cid, free.source.cid),
-                free.source.ready.eq(1),
-                NextValue(beat, 0),
-                NextState("WRITE-SQE")
-            )
-        )
-        sqe_beat = Signal(dw)
-        self.comb += Case(beat, {b: sqe_beat.eq(sqe[b*dw:(b+1)*dw]) for b in range(sqe_beats)})
-        submit.act("WRITE-SQE",
-            sq_wr.adr.eq(Cat(beat, tail) if sqe_beats > 1 else tail),
-            sq_wr.dat_w.eq(sqe_beat),
-            sq_wr.we.eq(1),
-            info_wr.adr.eq(cid),
-            info_wr.dat_w.eq(info_w_sig),
-            info_wr.we.eq(beat == 0),
-            prp_wr.adr.eq(cid),
-            prp_wr.dat_w.eq(prp_w_sig),
-            prp_wr.we.eq(beat == 0),
-            NextValue(beat, beat + 1),
-            If(beat == sqe_beats - 1,
-                NextValue(tail, tail_next),
-                NextValue(e.submitted, e.submitted + 1),
-                NextValue(cur_lba, cur_lba + n),
-                NextValue(cur_left, cur_left - n),
-                NextValue(cur_adr, cur_adr + nbytes),
-                If(last, NextValue(have, 0)),
-                NextState("IDLE")
-            )
-        )
-
-        # Completion -------------------------------------------------------------------------------
-        cqe      = Signal(128)
-        cq_row_r = Signal(cid_bits + 1)
-        self.comb += cq_rd.adr.eq(head[log2_int(cqe_per_row):] if cqe_per_row > 1 else head)
-        self.sync += cq_row_r.eq(head)
-        if cqe_per_row > 1:
-            self.comb += Case(cq_row_r[:log2_int(cqe_per_row)],
-                {k: cqe.eq(cq_rd.dat_r[128*k:128*(k+1)]) for k in range(cqe_per_row)})
-        else:
-            self.comb += cqe.eq(cq_rd.dat_r[:128])
-        cqe_sqhd   = cqe[64:80]
-        cqe_cid    = cqe[96:112]
-        cqe_phase  = cqe[112]
-        cqe_status = cqe[113:128]
-        new_cqe = Signal()
-        self.comb += new_cqe.eq(e.ready & (cqe_phase == phase) & (cq_row_r == head))
-
-        c_cid    = Signal(16)
-        c_status = Signal(15)
-        info     = unpack(info_layout, info_rd.dat_r)
-        watchdog = Signal(32)
-        timed_out = Signal()
-        scan     = Signal(cid_bits + 1)
-        oldest_age = Signal(32)
-
-        self.complete = complete = FSM(reset_state="POLL")
-        complete.act("POLL",
-            info_rd.adr.eq(cqe_cid[:cid_bits]),
-            If(e.clear_error, NextValue(e.error, 0)),
-            If(new_cqe,
-                NextValue(c_cid, cqe_cid),
-                NextValue(c_status, cqe_status),
-                NextValue(sq_head, cqe_sqhd),
-                NextValue(head, head_next),
-                If(head_next == 0, NextValue(phase, ~phase)),
-                NextState("EMIT")
-            ).Elif(timed_out & ~e.error,
-                NextValue(scan, 0),
-                NextValue(oldest_age, 0),
-                NextState("SCAN")
-            )
-        )
+        # Completion.
         self.comb += [
-            source.id.eq(info["id"]),
-            source.cid.eq(c_cid),
-            source.op.eq(info["op"]),
-            source.lba.eq(info["lba"]),
-            source.blocks.eq(info["blocks"]),
-            source.status.eq(c_status),
-            source.latency.eq(e.now - info["time"]),
-            source.final.eq(info["last"]),
+            poll.source.connect(self.source),
+            poll.qsize.eq(self.qsize),
+            poll.now.eq(now),
         ]
-        complete.act("EMIT",
-            info_rd.adr.eq(c_cid[:cid_bits]),
-            source.valid.eq(1),
-            If(source.ready,
-                # Clear the slot's valid bit and return its CID.
-                info_rd.we.eq(1),
-                info_rd.dat_w.eq(Cat(info_rd.dat_r[:info_w - 1], Constant(0, 1))),
-                cpl_free.eq(1),
-                cpl_cid.eq(c_cid[:cid_bits]),
-                NextValue(e.completed, e.completed + 1),
-                If((c_status[:11] != 0) & ~e.error,
-                    NextValue(e.error, 1),
-                    NextValue(e.err_status, c_status),
-                    NextValue(e.err_lba, info["lba"]),
-                    NextValue(e.err_op, info["op"]),
-                    NextValue(e.err_cid, c_cid),
-                ),
-                NextState("POLL")
-            )
-        )
-        # Timeout: report the oldest outstanding command (scan of the slot table).
-        complete.act("SCAN",
-            info_rd.adr.eq(scan[:cid_bits]),
-            NextValue(scan, scan + 1),
-            NextState("SCAN-CHECK")
-        )
-        scan_r = Signal(cid_bits + 1)
-        self.sync += If(complete.ongoing("SCAN"), scan_r.eq(scan))
-        complete.act("SCAN-CHECK",
-            info_rd.adr.eq(scan_r[:cid_bits]),
-            If(info["valid"] & ((e.now - info["time"]) >= oldest_age),
-                NextValue(oldest_age, e.now - info["time"]),
-                NextValue(e.err_lba, info["lba"]),
-                NextValue(e.err_op, info["op"]),
-                NextValue(e.err_cid, scan_r),
-            ),
-            If(scan == entries,
-                NextValue(e.error, 1),
-                NextValue(e.err_status, STATUS_TIMEOUT),
-                NextState("POLL")
-            ).Else(
-                NextState("SCAN")
-            )
-        )
 
-        # Outstanding / watchdog.
-        sub_pulse = Signal()
-        self.comb += sub_pulse.eq(submit.ongoing("WRITE-SQE") & (beat == sqe_beats - 1))
+        # Doorbells.
+        self.comb += [
+            dbs.source.connect(self.doorbell),
+            dbs.sq_db.eq(self.sq_db),
+            dbs.cq_db.eq(self.cq_db),
+            dbs.tail.eq(sub.tail),
+            dbs.submitted.eq(sub.submitted),
+            dbs.pending.eq(sub.pending & sub.allow),
+            dbs.head.eq(poll.head),
+            dbs.more.eq(poll.more),
+            self.sq_doorbells.eq(dbs.sq_count),
+            self.cq_doorbells.eq(dbs.cq_count),
+        ]
+
+        # Timeout scan (reads the slot table through the poller).
+        self.comb += [
+            tmo.timeout.eq(self.timeout),
+            tmo.outstanding.eq(self.outstanding != 0),
+            tmo.completed.eq(poll.free),
+            tmo.stopped.eq(self.error),
+            tmo.now.eq(now),
+            poll.scan.eq(tmo.scan),
+            tmo.busy.eq(poll.busy),
+            poll.scan_adr.eq(tmo.scan_adr),
+            tmo.scan_dat.eq(poll.scan_dat),
+        ]
+
+        # Shared state: commands outstanding, counters, the error report (first error only).
         self.sync += [
-            e.outstanding.eq(e.outstanding + sub_pulse - cpl_free),
-            If(cpl_free | (e.outstanding == 0),
-                watchdog.eq(0)
-            ).Else(
-                watchdog.eq(watchdog + 1)
+            self.outstanding.eq(self.outstanding + sub.submitted - poll.free),
+            If(sub.submitted, self.submitted.eq(self.submitted + 1)),
+            If(poll.free, self.completed.eq(self.completed + 1)),
+            If(self.clear_error,
+                self.error.eq(0),
+            ).Elif(poll.free & poll.failed & ~self.error,
+                self.error.eq(1),
+                self.err_status.eq(poll.source.status),
+                self.err_lba.eq(poll.source.lba),
+                self.err_op.eq(poll.source.op),
+                self.err_cid.eq(poll.source.cid),
+            ).Elif(tmo.found,
+                self.err_lba.eq(tmo.lba),
+                self.err_op.eq(tmo.op),
+                self.err_cid.eq(tmo.cid),
+            ).Elif(tmo.expired,
+                self.error.eq(1),
+                self.err_status.eq(NVME_STATUS_TIMEOUT),
             ),
-        ]
-        self.comb += timed_out.eq((e.timeout != 0) & (watchdog >= e.timeout))
-
-        # Initialization of the CQ memory and of the slot table (valid bits).
-        self.comb += [
-            cq_init.eq(initing & (init_cnt < cq_rows_n)),
-            cq_init_row.eq(init_cnt),
-            If(initing & (init_cnt < entries),
-                info_wr.adr.eq(init_cnt),
-                info_wr.dat_w.eq(0),
-                info_wr.we.eq(1),
-            ),
-        ]
-
-        # Doorbells (coalesced) --------------------------------------------------------------------
-        sq_ring  = Signal()
-        cq_ring  = Signal()
-        since_sq = Signal(qbits)
-        self.comb += [
-            # SQ tail: when the submitter pauses (nothing to submit now) or after 16 entries.
-            sq_ring.eq((tail != db_tail) & submit.ongoing("IDLE") &
-                (~(have & can_submit) | (since_sq >= 16))),
-            # CQ head: when no further CQE is visible at the head.
-            cq_ring.eq((head != db_head) & complete.ongoing("POLL") & ~new_cqe),
-            doorbell.valid.eq(sq_ring | cq_ring),
-            If(sq_ring,
-                doorbell.adr.eq(e.sq_db),
-                doorbell.dat.eq(tail),
-            ).Else(
-                doorbell.adr.eq(e.cq_db),
-                doorbell.dat.eq(head),
-            ),
-        ]
-        self.sync += [
-            If(sub_pulse, since_sq.eq(since_sq + 1)),
-            If(doorbell.valid & doorbell.ready,
-                If(sq_ring,
-                    db_tail.eq(tail),
-                    since_sq.eq(0),
-                    e.sq_doorbells.eq(e.sq_doorbells + 1),
-                ).Else(
-                    db_head.eq(head),
-                    e.cq_doorbells.eq(e.cq_doorbells + 1),
-                )
-            )
         ]

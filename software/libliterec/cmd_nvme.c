@@ -22,6 +22,8 @@
 #define REG(port, name)   (nvme_csr_base(port) + (CSR_NVME0_##name##_ADDR - CSR_NVME0_BASE))
 #define RD(port, name)    csr_read_simple(REG(port, name))
 #define WR(port, name, v) csr_write_simple((v), REG(port, name))
+#define RD64(port, name)    literec_csr_read64(REG(port, name))
+#define WR64(port, name, v) literec_csr_write64(REG(port, name), (v))
 
 static int get_port(int nb_params, char **params, int idx, int *port)
 {
@@ -472,6 +474,9 @@ define_command(nvme_timeout, nvme_timeout_handler, "Command timeout in ms (model
 
 /* nvme_bench ------------------------------------------------------------------------------------- */
 
+/* The request generator and statistics are built with the benchmark (NVMeHost with_bench). */
+#ifdef CSR_NVME0_GEN_CTRL_ADDR
+
 /* Payload limit of a link direction (MB/s, x1000): lanes x lane rate x MPS / (MPS + overhead),
  * before the DLLP/SKP share (REFERENCE.md). overhead: 20 B per CplD, 24 B per 4-dword MWr. */
 static uint64_t link_limit_kbps(int gen, int width, int mps, int overhead)
@@ -546,10 +551,8 @@ static void nvme_bench_handler(int nb_params, char **params)
 		return;
 	}
 	nvme_engine_set_qd(port, qd);
-	WR(port, GEN_LBA_LO, 0);
-	WR(port, GEN_LBA_HI, 0);
-	WR(port, GEN_MASK_LO, (uint32_t)mask);
-	WR(port, GEN_MASK_HI, (uint32_t)(mask >> 32));
+	WR64(port, GEN_LBA, 0);
+	WR64(port, GEN_MASK, mask);
 	WR(port, GEN_BLOCKS, blocks);
 	WR(port, GEN_COUNT, count);
 	WR(port, GEN_ADR, PCIE_DRAM_WINDOW_BASE);
@@ -564,9 +567,9 @@ static void nvme_bench_handler(int nb_params, char **params)
 	timeout = literec_us_to_cycles(600000000ULL);   /* 600 s of modeled time */
 	for (;;) {
 		nvme_engine_status(port, &st);
-		if (RD(port, ST_COMMANDS) >= count && st.outstanding == 0)
+		if (RD64(port, ST_COMMANDS) >= count && st.outstanding == 0)
 			break;
-		if (st.error && (st.outstanding == 0 || st.err_status == 0x7fff))
+		if (st.error && (st.outstanding == 0 || st.err_status == NVME_STATUS_TIMEOUT))
 			break;
 		if (literec_cycles() - t0 > timeout) {
 			printf("Error: benchmark did not finish in 600 s of modeled time\n");
@@ -576,12 +579,13 @@ static void nvme_bench_handler(int nb_params, char **params)
 	nvme_engine_status(port, &st);    /* Error and counters of the final state. */
 	WR(port, CTRL, (1 << CSR_NVME0_CTRL_ENABLE_OFFSET));    /* Back to CPU requests. */
 	nvme_engine_set_qd(port, c->io_qsize - 1);
-	cmds    = RD(port, ST_COMMANDS);
-	bytes   = ((uint64_t)RD(port, ST_BYTES_HI) << 32) | RD(port, ST_BYTES_LO);
-	lat_sum = ((uint64_t)RD(port, ST_LAT_SUM_HI) << 32) | RD(port, ST_LAT_SUM_LO);
+	/* 64-bit counters of commands, bytes and cycles (32 bits of cycles wrap after 21.5 s at 200 MHz). */
+	cmds    = RD64(port, ST_COMMANDS);
+	bytes   = RD64(port, ST_BYTES);
+	lat_sum = RD64(port, ST_LAT_SUM);
 	lat_max = RD(port, ST_LAT_MAX);
-	errors  = RD(port, ST_ERRORS);
-	cycles  = RD(port, ST_ELAPSED);
+	errors  = RD64(port, ST_ERRORS);
+	cycles  = RD64(port, ST_ELAPSED);
 	pushes  = RD(port, REQ_PUSHES);
 	if (st.error) {
 		nvme_report_engine(port);
@@ -621,5 +625,6 @@ static void nvme_bench_handler(int nb_params, char **params)
 	printf("\n");
 }
 define_command(nvme_bench, nvme_bench_handler, "Benchmark: nvme_bench <seq|rand> <read|write> <kib> <qd> <mib> [port]", LITEREC_CMDS);
+#endif /* CSR_NVME0_GEN_CTRL_ADDR */
 
 #endif

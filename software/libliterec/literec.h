@@ -11,4 +11,10 @@
 int literec_parse_ulong(const char *s, unsigned long *v);
 int literec_parse_u64(const char *s, unsigned long long *v);
 
+/* 64-bit CSRs (two 32-bit words, the most significant one first): read consistently (the high word
+ * again until it did not change), written high word first. */
+#include <stdint.h>
+uint64_t literec_csr_read64(unsigned long addr);
+void literec_csr_write64(unsigned long addr, uint64_t v);
+
 #endif

@@ -11,6 +11,7 @@
 #include <generated/mem.h>
 #include <system.h>
 
+#include "literec.h"
 #include "pcie.h"
 #include "nvme.h"
 
@@ -44,6 +45,8 @@ static const unsigned long nvme_bases[] = {
 #define REG(port, name)   (nvme_bases[port] + (CSR_NVME0_##name##_ADDR - CSR_NVME0_BASE))
 #define RD(port, name)    csr_read_simple(REG(port, name))
 #define WR(port, name, v) csr_write_simple((v), REG(port, name))
+#define RD64(port, name)    literec_csr_read64(REG(port, name))
+#define WR64(port, name, v) literec_csr_write64(REG(port, name), (v))
 
 struct nvme_ctrl nvme_ctrls[NPORTS];
 
@@ -154,7 +157,7 @@ const char *nvme_status_str(int status)
 	static char buf[96];
 	int sc = status & 0xff, sct = (status >> 8) & 7;
 	const char *s = NULL;
-	if (status == 0x7fff)
+	if (status == NVME_STATUS_TIMEOUT)
 		return "command timeout (no completion from the controller)";
 	switch (sct) {
 	case 0: s = generic_status(sc); break;
@@ -407,7 +410,7 @@ void nvme_engine_status(int port, struct nvme_engine_status *s)
 	s->error        = (v >> CSR_NVME0_STATUS_ERROR_OFFSET) & 1;
 	s->outstanding  = (v >> CSR_NVME0_STATUS_OUTSTANDING_OFFSET) & 0x1fff;
 	s->err_status   = RD(port, ERR_STATUS);
-	s->err_lba      = ((uint64_t)RD(port, ERR_LBA_HI) << 32) | RD(port, ERR_LBA_LO);
+	s->err_lba      = RD64(port, ERR_LBA);
 	s->err_cid      = info & 0xffff;
 	s->err_op       = (info >> 16) & 7;
 	s->submitted    = RD(port, SUBMITTED);
@@ -595,10 +598,10 @@ int nvme_init(int port, int verbose)
 	if ((r = nvme_admin(port, &s, NULL)))
 		return r;
 
-	/* Engine configuration: commands up to MDTS and at most 2 MiB (one PRP list page). */
+	/* Engine configuration: commands up to MDTS and at most one PRP list page of data. */
 	c->io_qsize = qsize;
 	c->io_qd    = qsize - 1;
-	c->max_xfer = 2*1024*1024;
+	c->max_xfer = NVME_MAX_TRANSFER;
 	if (c->mdts && (4096u << c->mdts) < c->max_xfer)
 		c->max_xfer = 4096u << c->mdts;
 	WR(port, QSIZE, qsize);
@@ -606,10 +609,8 @@ int nvme_init(int port, int verbose)
 	WR(port, NSID, c->nsid);
 	WR(port, LBA_SHIFT, c->lba_shift);
 	WR(port, MAX_BLOCKS, c->max_xfer >> c->lba_shift);
-	WR(port, SQ_DB_LO, (uint32_t)(pcie_devs[port].bar0 + 0x1000 + 2*(4 << c->dstrd)));
-	WR(port, SQ_DB_HI, (uint32_t)((pcie_devs[port].bar0 + 0x1000) >> 32));
-	WR(port, CQ_DB_LO, (uint32_t)(pcie_devs[port].bar0 + 0x1000 + 3*(4 << c->dstrd)));
-	WR(port, CQ_DB_HI, (uint32_t)((pcie_devs[port].bar0 + 0x1000) >> 32));
+	WR64(port, SQ_DB, pcie_devs[port].bar0 + 0x1000 + 2*(4 << c->dstrd));
+	WR64(port, CQ_DB, pcie_devs[port].bar0 + 0x1000 + 3*(4 << c->dstrd));
 	WR(port, TIMEOUT, (uint32_t)literec_us_to_cycles((uint64_t)c->timeout_ms*1000));
 	engine_ctrl(port, 1, 0, CTRL_STATS_CLEAR);
 	{
@@ -702,8 +703,7 @@ int nvme_io(int port, int op, uint64_t lba, uint32_t blocks, uint32_t addr, uint
 	engine_ctrl(port, 1, 0, CTRL_STATS_CLEAR);
 	target = RD(port, COMPLETED);
 	WR(port, REQ_OP, op);
-	WR(port, REQ_LBA_LO, (uint32_t)lba);
-	WR(port, REQ_LBA_HI, (uint32_t)(lba >> 32));
+	WR64(port, REQ_LBA, lba);
 	WR(port, REQ_BLOCKS, blocks);
 	WR(port, REQ_ADR, addr);
 	WR(port, REQ_ID, 0);
@@ -713,7 +713,7 @@ int nvme_io(int port, int op, uint64_t lba, uint32_t blocks, uint32_t addr, uint
 	if (op == NVME_OP_FLUSH)
 		target += 1;
 	else {
-		uint32_t per = (op == NVME_OP_READ || op == NVME_OP_WRITE) ? (c->max_xfer >> c->lba_shift) : 65536;
+		uint32_t per = (op == NVME_OP_READ || op == NVME_OP_WRITE) ? (c->max_xfer >> c->lba_shift) : NVME_DSM_MAX_BLOCKS;
 		target += (blocks + per - 1)/per;
 	}
 	for (;;) {
@@ -721,7 +721,7 @@ int nvme_io(int port, int op, uint64_t lba, uint32_t blocks, uint32_t addr, uint
 		if ((int32_t)(st.completed - target) >= 0)
 			break;
 		/* Stopped: every command in flight completed, or a command timed out (it never will). */
-		if (st.error && ((st.outstanding == 0 && RD(port, REQ_LEVEL) == 0) || st.err_status == 0x7fff))
+		if (st.error && ((st.outstanding == 0 && RD(port, REQ_LEVEL) == 0) || st.err_status == NVME_STATUS_TIMEOUT))
 			break;
 	}
 	if (cycles)

@@ -10,6 +10,7 @@
 #include <generated/soc.h>
 #include <generated/mem.h>
 
+#include "literec.h"
 #include "pcie.h"
 
 #ifdef CSR_PCIE0_BASE
@@ -45,6 +46,7 @@ static const unsigned long pcie_bases[] = {
 #define REG(port, name) (pcie_bases[port] + (CSR_PCIE0_##name##_ADDR - CSR_PCIE0_BASE))
 #define RD(port, name)    csr_read_simple(REG(port, name))
 #define WR(port, name, v) csr_write_simple((v), REG(port, name))
+#define RD64(port, name)  literec_csr_read64(REG(port, name))
 
 struct pcie_dev pcie_devs[NPORTS];
 
@@ -449,7 +451,7 @@ void pcie_read_counters(int port, struct pcie_counters *c)
 	c->poisoned    = RD(port, POISONED);
 	c->malformed   = RD(port, MALFORMED);
 	c->rd_served   = RD(port, RD_SERVED);
-	c->wr_bytes    = RD(port, WR_BYTES);
+	c->wr_bytes    = RD64(port, WR_BYTES);
 	c->unsupported = RD(port, UNSUPPORTED);
 	c->unexpected  = RD(port, UNEXPECTED);
 	c->timeouts    = RD(port, TIMEOUTS);

@@ -77,7 +77,8 @@ int pcie_enumerate_timeout(int port, int verbose, uint32_t link_timeout_us);
 
 /* Counters of the completer (refused/dropped device requests). */
 struct pcie_counters {
-	uint32_t rd_refused, wr_refused, poisoned, malformed, rd_served, wr_bytes;
+	uint32_t rd_refused, wr_refused, poisoned, malformed, rd_served;
+	uint64_t wr_bytes;
 	uint32_t unsupported, unexpected, timeouts, doorbells;
 	uint64_t refused_adr;
 };
