@@ -6,44 +6,48 @@
 
 """Logic cost of the NVMe datapath: Yosys ``synth_xilinx -family xcup`` (UltraScale+) of the cores.
 
-    .venv/bin/python test/bench_synth.py [--out build/synth] [--widths 256,128] [--designs ...]
+    .venv/bin/python test/bench_synth.py [--out build/synth] [--widths 256,128] [--blocks ...]
                                          [--timeout 900] [--yosys yosys]
 
-Designs (each elaborated to Verilog as its own top with ``litex.gen.fhdl.verilog.convert``):
+Blocks (each elaborated to Verilog as its own top with ``litex.gen.fhdl.verilog.convert``), as
+``soc.recorder.add_nvme_port``/``add_recorder`` build them for one SSD port:
 
-  rc        RCRootComplex (TLP layer, requester, completer) + SRAMWindow (64 KiB on-chip) +
-            DRAMWindow (LiteDRAM native port stand-in, 512-bit); the NVMe engine's windows are IOs.
-  nvme      NVMeHost (queue engine, request generator, statistics, CPU request FIFO), NVME_ENTRIES.
+  rc        RCRootComplex: TLP layer, requester, completer with its five windows (the memories
+            behind them are IOs).
+  windows   SRAMWindow (64 KiB on-chip, CPU port) + DRAMWindow (512-bit LiteDRAM native port).
+  nvme      NVMeHost of a recorder-only build (with_bench=False): queue engine, CPU request FIFO,
+            NVME_ENTRIES entries (up to 511 commands in flight, QD >= 256).
+  bench     NVMeHost with the request generator and statistics (the simulation SoC's, nvme_bench),
+            for comparison; not part of the datapath.
   recorder  RecorderCore on two LiteDRAM native port stand-ins (write, read; 512-bit), 1 port,
             256 slots. Independent of the PCIe width: synthesized once, named by its 512-bit word.
-  datapath  rc + nvme + recorder of one SSD port, connected as in soc/recorder.py.
+  datapath  rc + windows + nvme + recorder of one SSD port, connected as in soc/recorder.py.
 
 No CSR banks: the signals the cores' ``add_csr()`` would connect (configuration, control pulses,
 status, counters) are top-level IOs instead, as are the stream Endpoints at the design boundary,
-the PHY interface and the LiteDRAM ports (no PHY, no LiteDRAM controller/crossbar, no CPU).
+the PHY interface and the LiteDRAM ports (no PHY, no LiteDRAM controller/crossbar, no CPU). The PHY
+is a stand-in with the core-facing attributes of ``SimRootPortPHY`` (checked against it).
 
-The PHY is a stand-in with the core-facing attributes of ``SimRootPortPHY`` (checked against it),
-without the simulation pads.
+Per block::
 
-Per design one line::
+    RESULT name=synth_<block> width=W lut=N lutram=N lutram_lut=N ff=N bram36=N carry=N seconds=T
 
-    RESULT name=synth_<design>_<width> lut=N ff=N ramb36=X lutram=N carry=N seconds=T
+(``lut`` = LUT1-LUT6, INV cells not included; ``lutram`` = LUTRAM cells (RAM32M16, RAM64M8, ...),
+``lutram_lut`` = the LUTs they occupy; ``ff`` = FD*; ``bram36`` = RAMB36E2 + RAMB18E2/2, rounded
+up), a ``DETAIL`` line and the memories as Yosys mapped them (``MEMORY``); then a table per width
+and, last, one line per width against the open LiteNVMe host measured with the same Yosys (5215 LUT /
+2779 FF at 256 bits, QD 32; 3658 / 1795 at 128 bits)::
 
-(``lut`` = LUT1-LUT6, INV cells not included; ``ff`` = FD*; ``ramb36`` = RAMB36E2 + RAMB18E2/2;
-``lutram`` = LUTRAM cells (RAM32M16, RAM64M8, ...); ``carry`` = CARRY8 + CARRY4 (Yosys 0.23 uses
-CARRY4 for xcup); ``seconds`` = Yosys run time), a ``DETAIL`` line (cell split, LUTRAM in LUTs, SRL,
-MUXF, DSP, INV, IO buffers, unmapped cells) and the memories as Yosys mapped them (``MEMORY``). For ``datapath`` also::
+    RESULT name=synth_datapath width=256 lut=N lutram_lut=N ff=N bram36=N ref_lut=5215 ref_ff=2779 lut_ratio=X ff_ratio=Y
 
-    RESULT name=synth_datapath_<width>_vs_reference lut_ratio=... ff_ratio=...
-
-against the open LiteNVMe host with the same Yosys (QD 32: 5215 LUT / 2779 FF at 256 bits;
-3658 LUT / 1795 FF at 128 bits). Verilog, Yosys logs and statistics stay in ``--out``.
-A failing design prints ``ERROR name=...`` and the exit code is non-zero.
+(``lut_ratio`` = (LUT + LUTRAM LUTs) / reference LUTs). Verilog, Yosys logs and statistics stay in
+``--out``. A failing block prints ``ERROR name=...`` and the exit code is non-zero.
 """
 
 import os
 import re
 import sys
+import math
 import time
 import signal
 import argparse
@@ -74,6 +78,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Reference: open LiteNVMe host (root-port TLP layer, accessors, I/O engine, host-memory responder;
 # no PHY, no CPU), same Yosys, QD 32.
 REFERENCE = {256: (5215, 2779), 128: (3658, 1795)}
+# Goal of the datapath for one SSD (LUT + LUTRAM LUTs, FF).
+GOAL = (5000, 3000)
 
 # LiteDRAM stand-in: 512-bit native port on 1 GiB (64-byte words), main RAM at 0x40000000; the DRAM
 # window is its upper half (soc.recorder.dram_window).
@@ -172,37 +178,62 @@ def dram_port(mode):
 def dram_port_ios(port):
     return flat([port.cmd, port.wdata, port.rdata])
 
-# Design builders ----------------------------------------------------------------------------------
-# Each returns (module, ios, description). Built as in soc/recorder.py (add_nvme_port, add_recorder)
+# Block builders -----------------------------------------------------------------------------------
+# Each returns (module, ios, description), built as in soc/recorder.py (add_nvme_port, add_recorder)
 # for port 0, without add_csr().
 
-def _rc_parts(dw, nvme):
-    phy  = RootPortPHYStandIn(dw)
-    sram = SRAMWindow("nvme0_sram", PCIE_SRAM_BASE, PCIE_SRAM_SIZE, dw)
-    port = dram_port("both")
-    offset = size = DRAM_SIZE // 2
-    dram = DRAMWindow(port, "nvme0_dram", MAIN_RAM_BASE + offset, size, dw, dram_offset=offset)
-    rc   = RCRootComplex(phy, windows=[sram.window, dram.window] + nvme.windows)
-    ios  = phy.ios() + flat(sram.bus) + dram_port_ios(port)
+def window_ios(windows):
+    ios = []
+    for w in windows:
+        ios += flat(w.wr)
+        ios += [w.rd_adr, w.rd_dat, w.rd_active] if w.on_chip else flat([w.rd_cmd, w.rd_data])
+    return ios
+
+def _rc(dw):
+    phy = RootPortPHYStandIn(dw)
+    rc  = RCRootComplex(phy)
+    ios = phy.ios()
     # What RCRootComplex.add_csr() drives/reads (requester_id/completer_id stay constants as in the SoC).
     ios += public_ios(rc.requester, skip=("requester_id", "doorbell"))
-    ios += public_ios(rc.completer, skip=("completer_id",))
+    ios += public_ios(rc.completer, skip=("completer_id", "req", "req_status", "req_data", "source",
+        "windows", "data_width", "endianness", "buffer_beats", "read_requests", "header_depth"))
     ios += [rc.rx.unsupported]
-    return phy, sram, dram, rc, ios
+    return rc, ios
 
-def _nvme(dw):
-    qbase = NVME_QUEUE_BASE
-    return NVMeHost(dw, sq_base=qbase, cq_base=qbase + 0x100000, prp_base=qbase + 0x200000,
-        entries=NVME_ENTRIES)
+def _windows(rc, dw):
+    sram = SRAMWindow(rc.add_window("sram", PCIE_SRAM_BASE, PCIE_SRAM_SIZE, on_chip=True))
+    port = dram_port("both")
+    offset = size = DRAM_SIZE // 2
+    dram = DRAMWindow(rc.add_window("dram", MAIN_RAM_BASE + offset, size), port, dram_offset=offset)
+    return sram, dram, flat(sram.bus) + dram_port_ios(port)
 
-def _nvme_ios(nvme):
-    # What NVMeHost.add_csr() drives/reads; the engine/generator/stats streams are internal.
+def _nvme(rc, with_bench=False):
+    nvme = NVMeHost(rc, NVME_QUEUE_BASE, entries=NVME_ENTRIES, with_bench=with_bench)
+    # What NVMeHost.add_csr() drives/reads; the engine's streams are internal.
     ios  = [nvme.select]
-    ios += public_ios(nvme.engine,    skip=("sink", "source", "doorbell"))
-    ios += public_ios(nvme.generator, skip=("source", "lba_shift"))
-    ios += public_ios(nvme.stats,     skip=("sink", "source", "lba_shift", "now"))
+    ios += public_ios(nvme.engine, skip=("sink", "source", "doorbell", "sq_window", "cq_window",
+        "prp_window", "entries", "data_width"))
+    if with_bench:
+        ios += public_ios(nvme.generator, skip=("source", "lba_shift"))
+        ios += public_ios(nvme.stats, skip=("sink", "source", "lba_shift"))
     ios += flat(nvme.cpu_fifo.sink, skip_fields=("first", "last")) + [nvme.cpu_fifo.level]
-    return ios
+    return nvme, ios
+
+class _WindowHost:
+    """Stand-in of the root complex for a block built alone: hands out windows (their ports become
+    IOs) and takes the doorbells."""
+    def __init__(self, dw):
+        from literecorder.cores.pcie.windows import CompleterWindow
+        from literecorder.cores.pcie.requester import doorbell_layout
+        self._cls     = CompleterWindow
+        self.phy      = RootPortPHYStandIn(dw)
+        self.windows  = []
+        self.doorbell = stream.Endpoint(doorbell_layout())
+
+    def add_window(self, name, base, size, readable=True, writable=True, on_chip=False):
+        w = self._cls(name, base, size, self.phy.data_width, readable, writable, on_chip)
+        self.windows.append(w)
+        return w
 
 def _recorder():
     wr, rd = dram_port("write"), dram_port("read")
@@ -213,19 +244,36 @@ def _recorder():
 
 def build_rc(dw):
     m = LiteXModule()
-    # The NVMe engine's windows are needed for the address decode; the engine itself is not built.
-    nvme = _nvme(dw)
-    phy, sram, dram, rc, ios = _rc_parts(dw, nvme)
-    m.sram, m.dram, m.rc = sram, dram, rc
-    ios += window_ios(nvme.windows) + flat(rc.doorbell)
-    return m, ios, f"RCRootComplex + SRAMWindow {PCIE_SRAM_SIZE//1024} KiB + DRAMWindow; NVMe windows as IOs"
+    m.rc, ios = _rc(dw)
+    # The windows the SoC adds, served by IOs here.
+    ws  = [m.rc.add_window("sram", PCIE_SRAM_BASE, PCIE_SRAM_SIZE, on_chip=True)]
+    ws += [m.rc.add_window("dram", MAIN_RAM_BASE + DRAM_SIZE//2, DRAM_SIZE//2)]
+    host = _WindowHost(dw)
+    NVMeHost(host, NVME_QUEUE_BASE, entries=NVME_ENTRIES, with_bench=False)   # Its window geometry.
+    for w in host.windows:
+        ws.append(m.rc.add_window(w.name, w.base, w.size, w.readable, w.writable, w.on_chip))
+    ios += window_ios(ws) + flat(m.rc.doorbell)
+    return m, ios, "RCRootComplex (TLP layer, requester, completer; 5 windows as IOs)"
+
+def build_windows(dw):
+    m = LiteXModule()
+    host = _WindowHost(dw)
+    m.sram, m.dram, ios = _windows(host, dw)
+    ios += window_ios(host.windows)
+    return m, ios, f"SRAMWindow {PCIE_SRAM_SIZE//1024} KiB + DRAMWindow ({DRAM_PORT_WIDTH}-bit port)"
+
+def _build_nvme(dw, with_bench):
+    m = LiteXModule()
+    host = _WindowHost(dw)
+    m.nvme, ios = _nvme(host, with_bench)
+    ios += window_ios(host.windows) + flat([host.doorbell, m.nvme.ext_sink, m.nvme.ext_source])
+    return m, ios, f"NVMeHost entries={NVME_ENTRIES} with_bench={with_bench}"
 
 def build_nvme(dw):
-    m = LiteXModule()
-    m.nvme = nvme = _nvme(dw)
-    ios = _nvme_ios(nvme) + window_ios(nvme.windows)
-    ios += flat([nvme.doorbell, nvme.ext_sink, nvme.ext_source])
-    return m, ios, f"NVMeHost entries={NVME_ENTRIES}"
+    return _build_nvme(dw, with_bench=False)
+
+def build_bench(dw):
+    return _build_nvme(dw, with_bench=True)
 
 def build_recorder(dw):
     m = LiteXModule()
@@ -235,29 +283,30 @@ def build_recorder(dw):
 
 def build_datapath(dw):
     m = LiteXModule()
-    m.nvme = nvme = _nvme(dw)
-    phy, sram, dram, rc, ios = _rc_parts(dw, nvme)
-    m.sram, m.dram, m.rc = sram, dram, rc
-    m.rec, rec_ios = _recorder()
+    m.rc, ios = _rc(dw)
+    m.sram, m.dram, w_ios = _windows(m.rc, dw)
+    m.nvme, n_ios = _nvme(m.rc)
+    m.rec, r_ios = _recorder()
     m.comb += [
-        nvme.doorbell.connect(rc.doorbell),
-        m.rec.req[0].connect(nvme.ext_sink),
-        nvme.ext_source.connect(m.rec.cpl[0]),
+        m.rec.req[0].connect(m.nvme.ext_sink),
+        m.nvme.ext_source.connect(m.rec.cpl[0]),
     ]
-    ios += _nvme_ios(nvme) + rec_ios
-    return m, ios, "rc + nvme + recorder (1 SSD port)"
+    return m, ios + w_ios + n_ios + r_ios, "rc + windows + nvme (recorder-only build) + recorder, 1 SSD port"
 
-DESIGNS = {
+BLOCKS = {
     "rc":       (build_rc,       True),   # (builder, depends on the PCIe width)
+    "windows":  (build_windows,  True),
     "nvme":     (build_nvme,     True),
+    "bench":    (build_bench,    True),
     "recorder": (build_recorder, False),
     "datapath": (build_datapath, True),
 }
+DATAPATH_BLOCKS = ["rc", "windows", "nvme", "recorder"]
 
 # Elaboration --------------------------------------------------------------------------------------
 
 def elaborate(design, dw, name, out):
-    builder, _ = DESIGNS[design]
+    builder, _ = BLOCKS[design]
     core, ios, desc = builder(dw)
     top = LiteXModule()
     top.cd_sys = ClockDomain("sys")
@@ -320,7 +369,7 @@ def summarize(cells):
     s = {
         "lut":    count(lambda c: re.fullmatch(r"LUT[1-6]", c)),
         "ff":     count(lambda c: c.startswith("FD")),
-        "ramb36": cells.get("RAMB36E2", 0) + cells.get("RAMB18E2", 0) / 2,
+        "ramb36": cells.get("RAMB36E2", 0) + math.ceil(cells.get("RAMB18E2", 0) / 2),
         "lutram": sum(lutram_cells.values()),
         # Yosys 0.23 maps adders to CARRY4 even for xcup: both kinds are counted.
         "carry":  cells.get("CARRY8", 0) + cells.get("CARRY4", 0),
@@ -363,31 +412,34 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "synth"), help="output directory (default: build/synth)")
     ap.add_argument("--widths", default="256,128", help="PCIe data widths (default: 256,128)")
-    ap.add_argument("--designs", default="rc,nvme,recorder,datapath", help="designs (default: rc,nvme,recorder,datapath)")
-    ap.add_argument("--timeout", type=float, default=900, help="Yosys time limit per design in seconds (default: 900)")
+    ap.add_argument("--blocks", default=",".join(BLOCKS), help=f"blocks (default: {','.join(BLOCKS)})")
+    ap.add_argument("--timeout", type=float, default=900, help="Yosys time limit per block in seconds (default: 900)")
     ap.add_argument("--yosys", default="yosys", help="Yosys executable (default: yosys)")
     a = ap.parse_args()
 
     try:
-        widths  = [int(w) for w in a.widths.split(",") if w]
-        designs = [d for d in a.designs.split(",") if d]
+        widths = [int(w) for w in a.widths.split(",") if w]
     except ValueError:
         ap.error(f"--widths: comma-separated integers expected, got {a.widths!r}")
-    for d in designs:
-        if d not in DESIGNS:
-            ap.error(f"unknown design {d!r} (known: {', '.join(DESIGNS)})")
+    for w in widths:
+        if w not in (128, 256, 512):
+            ap.error(f"--widths: {w}: allowed are 128, 256, 512")
+    blocks = [b for b in a.blocks.split(",") if b]
+    for b in blocks:
+        if b not in BLOCKS:
+            ap.error(f"unknown block {b!r} (known: {', '.join(BLOCKS)})")
     os.makedirs(a.out, exist_ok=True)
-    print(f"# Yosys: {a.yosys} synth_xilinx -family xcup; out: {a.out}; timeout {a.timeout:g} s/design")
-    print("# IOs: stream Endpoints at the design boundary, PHY interface, LiteDRAM native ports and the")
+    print(f"# Yosys: {a.yosys} synth_xilinx -family xcup; out: {a.out}; timeout {a.timeout:g} s/block")
+    print("# IOs: stream Endpoints at the block boundary, PHY interface, LiteDRAM native ports and the")
     print("# signals add_csr() would connect (no CSR banks, no PHY, no LiteDRAM controller, no CPU).")
 
     jobs = []
-    for d in designs:
-        if DESIGNS[d][1]:
-            jobs += [(d, w, f"synth_{d}_{w}") for w in widths]
+    for b in blocks:
+        if BLOCKS[b][1]:
+            jobs += [(b, w, f"synth_{b}_{w}") for w in widths]
         else:
             # Independent of the PCIe width: once, named by the width of its LiteDRAM words.
-            jobs.append((d, widths[0] if widths else 256, f"synth_{d}_{DRAM_PORT_WIDTH}"))
+            jobs.append((b, widths[0] if widths else 256, f"synth_{b}_{DRAM_PORT_WIDTH}"))
 
     results = open(os.path.join(a.out, "results.txt"), "w")
     def emit(line):
@@ -396,22 +448,25 @@ def main():
         results.flush()
 
     failures = []
+    table    = {}      # (block, width) -> summary
     t_all = time.time()
-    for design, dw, name in jobs:
+    for block, dw, name in jobs:
         try:
-            if design in ("rc", "datapath"):
+            if block in ("rc", "datapath"):
                 check_phy_standin(dw)
             t0 = time.time()
-            vfile, desc, nios = elaborate(design, dw, name, a.out)
+            vfile, desc, nios = elaborate(block, dw, name, a.out)
             t_elab = time.time() - t0
             print(f"# {name}: {desc}; {nios} IO signals; Verilog {os.path.getsize(vfile)//1024} KiB "
                   f"in {t_elab:.1f} s", flush=True)
             dt, cells, log = run_yosys(a.yosys, vfile, name, a.out, a.timeout)
             s = summarize(cells)
-            emit(f"RESULT name={name} lut={s['lut']} ff={s['ff']} ramb36={fmt(s['ramb36'])} "
-                  f"lutram={s['lutram']} carry={s['carry']} seconds={dt:.1f}")
+            width = DRAM_PORT_WIDTH if not BLOCKS[block][1] else dw
+            emit(f"RESULT name=synth_{block} width={width} lut={s['lut']} lutram={s['lutram']} "
+                 f"lutram_lut={s['lutram_luts']} ff={s['ff']} bram36={s['ramb36']} carry={s['carry']} "
+                 f"seconds={dt:.1f}")
             emit(f"DETAIL name={name} ramb36_cells={s['ramb36_cells']} ramb18_cells={s['ramb18_cells']} "
-                  f"uram={s['uram']} lutram_luts={s['lutram_luts']} lutram_types={s['lutram_types']} "
+                  f"uram={s['uram']} lutram_types={s['lutram_types']} "
                   f"srl={s['srl']} muxf={s['muxf']} dsp={s['dsp']} carry8={s['carry8_cells']} "
                   f"carry4={s['carry4_cells']} inv={s['inv']} iobuf={s['iobuf']} unmapped={s['unmapped']}")
             for mem, shape, how in memory_mappings(log, vfile):
@@ -420,9 +475,7 @@ def main():
                 emit(f"WARNING name={name}: cells Yosys left unmapped: {s['unmapped']}")
             if s["lut"] == 0 or s["ff"] == 0:
                 raise YosysError(f"implausible result (lut={s['lut']} ff={s['ff']}): logic optimized away?")
-            if design == "datapath" and dw in REFERENCE:
-                rl, rf = REFERENCE[dw]
-                emit(f"RESULT name={name}_vs_reference lut_ratio={s['lut']/rl:.3f} ff_ratio={s['ff']/rf:.3f}")
+            table[(block, dw)] = s
             sys.stdout.flush()
         except Exception as e:
             msg = str(e) if isinstance(e, YosysError) else f"{type(e).__name__}: {e}"
@@ -431,7 +484,49 @@ def main():
             emit(f"ERROR name={name} {msg}")
             failures.append(name)
 
+    # Table per width: the blocks of the datapath, their sum, the datapath synthesized whole.
+    finals = []
+    for dw in widths:
+        rows = []
+        for b in blocks:
+            s = table.get((b, dw)) or (table.get((b, widths[0])) if not BLOCKS[b][1] else None)
+            if s is not None:
+                rows.append((b if BLOCKS[b][1] else f"{b} ({DRAM_PORT_WIDTH}-bit)", s))
+        if not rows:
+            continue
+        emit(f"# {dw}-bit PCIe datapath, one SSD port, {NVME_ENTRIES}-entry queue (QD up to {NVME_ENTRIES - 1})")
+        emit(f"# {'block':<20} {'LUT':>6} {'LUTRAM':>7} {'LUTRAM-LUT':>10} {'LUT+LUTRAM':>10} {'FF':>6} {'BRAM36':>6}")
+        for b, s in rows:
+            emit(f"# {b:<20} {s['lut']:>6} {s['lutram']:>7} {s['lutram_luts']:>10} "
+                 f"{s['lut'] + s['lutram_luts']:>10} {s['ff']:>6} {s['ramb36']:>6}")
+        parts = [s for b, s in rows if b.split()[0] in DATAPATH_BLOCKS]
+        if len(parts) == len(DATAPATH_BLOCKS):
+            tot = {k: sum(s[k] for s in parts) for k in ("lut", "lutram", "lutram_luts", "ff", "ramb36")}
+            emit(f"# {'sum of the blocks':<20} {tot['lut']:>6} {tot['lutram']:>7} {tot['lutram_luts']:>10} "
+                 f"{tot['lut'] + tot['lutram_luts']:>10} {tot['ff']:>6} {tot['ramb36']:>6}")
+        s = table.get(("datapath", dw))
+        if s is None:
+            continue
+        rl, rf = REFERENCE[dw] if dw in REFERENCE else REFERENCE[256]
+        lut_eq = s["lut"] + s["lutram_luts"]
+        emit(f"# reference (LiteNVMe, QD 32): {rl} LUT / {rf} FF -> ratio LUT+LUTRAM {lut_eq/rl:.3f}, "
+             f"FF {s['ff']/rf:.3f}")
+        if dw == 256:
+            gl, gf = GOAL
+            met = lut_eq <= gl and s["ff"] <= gf
+            note = f"GOAL width={dw} lut_goal={gl} ff_goal={gf} lut={lut_eq} ff={s['ff']} met={int(met)}"
+            if not met and len(parts) == len(DATAPATH_BLOCKS):
+                big = max(rows, key=lambda r: r[1]["lut"] + r[1]["lutram_luts"] if r[0].split()[0] in DATAPATH_BLOCKS else -1)
+                note += (f" over_lut={max(0, lut_eq - gl)} over_ff={max(0, s['ff'] - gf)} "
+                         f"largest={big[0].split()[0]}:{big[1]['lut'] + big[1]['lutram_luts']}/{big[1]['ff']}")
+            emit(note)
+        finals.append(f"RESULT name=synth_datapath width={dw} lut={s['lut']} lutram_lut={s['lutram_luts']} "
+            f"ff={s['ff']} bram36={s['ramb36']} ref_lut={rl} ref_ff={rf} lut_ratio={lut_eq/rl:.3f} "
+            f"ff_ratio={s['ff']/rf:.3f}")
+
     emit(f"# total wall time {time.time() - t_all:.1f} s")
+    for line in finals:
+        emit(line)
     if failures:
         emit(f"# FAILED: {' '.join(failures)}")
         return 1
