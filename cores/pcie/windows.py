@@ -25,7 +25,7 @@ from litex.gen import *
 
 from litex.soc.interconnect import stream, wishbone
 
-from literecorder.cores.pcie.common import RAMFIFO, ram_style_attr
+from literecorder.cores.pcie.common import ram_style_attr
 
 # Window -------------------------------------------------------------------------------------------
 
@@ -260,9 +260,8 @@ class DRAMWindow(LiteXModule):
         )
 
         # Back end: commands to the port; reads only with room reserved for their data.
-        rfifo    = RAMFIFO([("data", pdw)], read_depth)
-        self.submodules += rfifo
         reserved = Signal(max=read_depth + 1)
+        rd_free  = Signal()      # A word of read data is released.
         can_read = Signal()
         rd_issue = Signal()
         # LiteDRAM takes the data of a write when it wants it (it does not wait for wdata.valid):
@@ -280,11 +279,9 @@ class DRAMWindow(LiteXModule):
             cmds.source.ready.eq(port.cmd.ready & Mux(cmds.source.we, can_write, can_read)),
             wr_issue.eq(port.cmd.valid & port.cmd.ready & cmds.source.we),
             rd_issue.eq(port.cmd.valid & port.cmd.ready & ~cmds.source.we),
-            rfifo.sink.valid.eq(port.rdata.valid),
-            rfifo.sink.data.eq(port.rdata.data),
             port.rdata.ready.eq(1),
         ]
-        self.sync += reserved.eq(reserved + rd_issue - (rfifo.source.valid & rfifo.source.ready))
+        self.sync += reserved.eq(reserved + rd_issue - rd_free)
 
         # Write data to the port: the RAM's read latch, one word ahead when a word is taken.
         self.comb += [
@@ -304,29 +301,68 @@ class DRAMWindow(LiteXModule):
             w_issued.eq(w_issued + wr_issue - wpop),
         ]
 
-        # Words -> beats, dropping the lanes before/after the requested beats.
-        info     = rd_info.source
-        word     = rfifo.source
-        lane     = Signal(max(rbits, 1))
-        left     = Signal(9)
-        started  = Signal()
-        cur_lane = Signal(max(rbits, 1))
-        cur_left = Signal(9)
-        self.comb += [
-            cur_lane.eq(Mux(started, lane, info.skip)),
-            cur_left.eq(Mux(started, left, info.beats)),
-            Case(cur_lane, {l: w.rd_data.dat.eq(word.data[dw*l:dw*(l + 1)]) for l in range(ratio)}),
-            w.rd_data.valid.eq(word.valid & info.valid),
-            # Next word when its last lane is taken, or the read ends.
-            word.ready.eq(w.rd_data.ready & info.valid & ((cur_lane == ratio - 1) | (cur_left == 1))),
-            info.ready.eq(w.rd_data.valid & w.rd_data.ready & (cur_left == 1)),
+        # Read data RAM: written a word at a time (one write port per lane), read a beat at a time
+        # (block RAM with ports of different widths: no lane multiplexer). The read latch holds the
+        # current beat; it is addressed one beat ahead when a beat is taken.
+        rmem = Memory(dw, read_depth*ratio, name=f"{w.name}_rdata")
+        ram_style_attr(rmem, "block")
+        rrd  = rmem.get_port(mode=READ_FIRST)
+        rwr  = [rmem.get_port(write_capable=True) for _ in range(ratio)]
+        self.specials += rmem, rrd, *rwr
+        rwp    = Signal(log2_int(read_depth))
+        rvis   = Signal(max=read_depth + 1)   # Words visible at the read latch, not yet released.
+        rcame  = Signal()
+        for l, p in enumerate(rwr):
+            self.comb += [
+                p.adr.eq(Cat(Constant(l, rbits), rwp) if rbits else rwp),
+                p.dat_w.eq(port.rdata.data[dw*l:dw*(l + 1)]),
+                p.we.eq(port.rdata.valid),
+            ]
+        self.sync += [
+            rcame.eq(port.rdata.valid),
+            If(port.rdata.valid, rwp.eq(rwp + 1)),
+            rvis.eq(rvis + rcame - rd_free),
         ]
-        self.sync += If(w.rd_data.valid & w.rd_data.ready,
-            If(cur_left == 1,
-                started.eq(0)
+
+        # Beats of each read: from lane `skip` of its first word, `beats` of them; a word is released
+        # when its last lane is taken or the read ends. A new read is addressed in its first cycle.
+        info   = rd_info.source
+        rw     = Signal(log2_int(read_depth))   # Word of the current beat.
+        lane   = Signal(max(rbits, 1))
+        left   = Signal(9)
+        loaded = Signal()                        # `lane`/`left` belong to the read at the head.
+        take   = Signal()
+        last_b = Signal()
+        end_w  = Signal()
+        self.comb += [
+            w.rd_data.dat.eq(rrd.dat_r),
+            w.rd_data.valid.eq(loaded & (rvis != 0)),
+            take.eq(w.rd_data.valid & w.rd_data.ready),
+            last_b.eq(left == 1),
+            end_w.eq(last_b | (lane == ratio - 1) if rbits else 1),
+            rd_free.eq(take & end_w),
+            info.ready.eq(take & last_b),
+            If(~loaded,
+                rrd.adr.eq(Cat(info.skip[:rbits], rw) if rbits else rw),
+            ).Elif(take & end_w,
+                rrd.adr.eq(Cat(Constant(0, rbits), rw + 1) if rbits else rw + 1),
+            ).Elif(take,
+                rrd.adr.eq(Cat((lane + 1)[:rbits], rw) if rbits else rw),
             ).Else(
-                started.eq(1),
-                lane.eq(cur_lane + 1),
-                left.eq(cur_left - 1),
+                rrd.adr.eq(Cat(lane, rw) if rbits else rw),
+            ),
+        ]
+        self.sync += [
+            If(~loaded,
+                If(info.valid,
+                    loaded.eq(1),
+                    lane.eq(info.skip),
+                    left.eq(info.beats),
+                )
+            ).Elif(take,
+                left.eq(left - 1),
+                lane.eq(lane + 1),
+                If(end_w, rw.eq(rw + 1)),
+                If(last_b, loaded.eq(0)),
             )
-        )
+        ]
