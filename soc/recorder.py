@@ -128,6 +128,8 @@ def add_nvme_port(soc, index, phy, with_bench=True):
         "NVME_DSM_MAX_BLOCKS":    nvme_common.NVME_DSM_MAX_BLOCKS,
         "NVME_SQ_DOORBELL_BATCH": nvme_common.NVME_SQ_DOORBELL_BATCH,
         "NVME_STATUS_TIMEOUT":    nvme_common.NVME_STATUS_TIMEOUT,
+        "NVME_LBA_SHIFT_MIN":     nvme_common.NVME_LBA_SHIFT_MIN,
+        "NVME_LBA_SHIFT_MAX":     nvme_common.NVME_LBA_SHIFT_MAX,
         "NVME_WITH_BENCH":        int(with_bench),
         "PCIE_MPS_LOG2_RESET":    pcie_common.MPS_LOG2_RESET,
         "PCIE_REQ_TIMEOUT_RESET": pcie_common.REQ_TIMEOUT_RESET,

@@ -216,7 +216,7 @@ def _nvme(rc, with_bench=False):
     if with_bench:
         ios += public_ios(nvme.generator, skip=("source", "lba_shift"))
         ios += public_ios(nvme.stats, skip=("sink", "source", "lba_shift"))
-    ios += flat(nvme.cpu_fifo.sink, skip_fields=("first", "last")) + [nvme.cpu_fifo.level]
+    ios += flat(nvme.cpu, skip_fields=("valid", "ready", "first", "last")) + [nvme.cpu_push, nvme.cpu_level]
     return nvme, ios
 
 class _WindowHost:

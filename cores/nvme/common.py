@@ -28,6 +28,19 @@ NVME_SQ_DOORBELL_BATCH = 16
 # Status reported by the engine for a command without completion (not an NVMe status).
 NVME_STATUS_TIMEOUT  = 0x7fff
 
+# LBA sizes the engine supports: 512 B .. 4 KiB (log2 9..12).
+NVME_LBA_SHIFT_MIN   = 9
+NVME_LBA_SHIFT_MAX   = 12
+
+def lba_bytes(m, blocks, lba_shift, width):
+    """Signal of ``blocks << lba_shift`` for the supported LBA sizes (``lba_shift`` 9..12: one of
+    four constant shifts, not a variable shift). Statements are added to ``m``'s comb."""
+    from migen import Signal, Case
+    r = Signal(width)
+    m.comb += Case(lba_shift[:2], {(s & 3): r.eq(blocks << s)
+        for s in range(NVME_LBA_SHIFT_MIN, NVME_LBA_SHIFT_MAX + 1)})
+    return r
+
 # Opcodes ------------------------------------------------------------------------------------------
 
 NVM_FLUSH        = 0x00

@@ -7,7 +7,7 @@
 
 ::
 
-    CPU request FIFO (CSRs) --+
+    CPU request (CSRs) -------+
     request generator* -------+--> mux --> NVMeQueueEngine --> completions --> statistics* --> (ext)
     external (recorder) ------+
                                                       * with_bench (left out of recorder-only builds)
@@ -54,6 +54,7 @@ class NVMeRequestGenerator(LiteXModule):
 
         lfsr   = Signal(32)
         seq    = Signal(64)
+        req_bytes = lba_bytes(self, self.blocks, self.lba_shift, 32)
         offset = Signal(32)   # Byte offset in the buffer ring.
         rnd    = Signal(64)
         self.comb += [
@@ -76,7 +77,7 @@ class NVMeRequestGenerator(LiteXModule):
             ).Elif(source.valid & source.ready,
                 self.issued.eq(self.issued + 1),
                 seq.eq(seq + self.blocks),
-                offset.eq(offset + (self.blocks << self.lba_shift)),
+                offset.eq(offset + req_bytes),
                 # Galois LFSR, x^32 + x^22 + x^2 + x + 1.
                 lfsr.eq(Mux(lfsr[0], (lfsr >> 1) ^ 0x80200003, lfsr >> 1)),
                 If(self.issued + 1 == self.count, self.busy.eq(0)),
@@ -104,6 +105,7 @@ class NVMeStatistics(LiteXModule):
         # # #
 
         cycles = Signal(64)            # Cycles since `clear`.
+        cpl_bytes = lba_bytes(self, sink.blocks, self.lba_shift, 32)
         self.comb += sink.connect(source)
         self.sync += [
             If(self.clear,
@@ -114,7 +116,7 @@ class NVMeStatistics(LiteXModule):
                 If(sink.valid & sink.ready,
                     self.commands.eq(self.commands + 1),
                     If((sink.op == OP_READ) | (sink.op == OP_WRITE),
-                        self.bytes.eq(self.bytes + (sink.blocks << self.lba_shift))),
+                        self.bytes.eq(self.bytes + cpl_bytes)),
                     self.lat_sum.eq(self.lat_sum + sink.latency),
                     If(sink.latency > self.lat_max, self.lat_max.eq(sink.latency)),
                     If(sink.status[:11] != 0, self.errors.eq(self.errors + 1)),
@@ -142,19 +144,29 @@ class NVMeHost(LiteXModule):
 
     ``ext_sink`` / ``ext_source``: request/completion streams of an external user (the recorder);
     selected with the ``source`` CSR field."""
-    def __init__(self, rc, base, entries=512, with_bench=True, cpu_fifo_depth=16):
+    def __init__(self, rc, base, entries=512, with_bench=True):
         self.with_bench = with_bench
         self.engine     = engine = NVMeQueueEngine(rc, base, entries)
-        self.cpu_fifo   = cpu    = stream.SyncFIFO(request_layout(), cpu_fifo_depth)
+        self.cpu        = cpu    = stream.Endpoint(request_layout())  # Fields: from the CSRs.
+        self.cpu_push   = Signal()       # Pulse: the CPU request is complete (one at a time).
+        self.cpu_level  = Signal()       # The CPU request waits to be taken by the engine.
         self.ext_sink   = stream.Endpoint(request_layout())
         self.ext_source = stream.Endpoint(completion_layout())
         self.select     = Signal(2)
 
         # # #
 
+        # The CPU request: its fields stay in their CSRs until the engine takes it.
+        self.comb += cpu.valid.eq(self.cpu_level)
+        self.sync += If(self.cpu_push,
+            self.cpu_level.eq(1)
+        ).Elif(cpu.valid & cpu.ready,
+            self.cpu_level.eq(0)
+        )
+
         self.comb += engine.doorbell.connect(rc.doorbell)
         sources = {
-            SRC_CPU:   cpu.source,
+            SRC_CPU:   cpu,
             SRC_EXT:   self.ext_sink,
         }
         completions = engine.source
@@ -169,7 +181,7 @@ class NVMeHost(LiteXModule):
             ]
             completions = stats.source
         cases = {k: src.connect(engine.sink) for k, src in sources.items()}
-        cases["default"] = cpu.source.connect(engine.sink)
+        cases["default"] = cpu.connect(engine.sink)
         self.comb += [
             Case(self.select, cases),
             If(self.select == SRC_EXT,
@@ -180,7 +192,7 @@ class NVMeHost(LiteXModule):
         ]
 
     def add_csr(self):
-        e, cpu = self.engine, self.cpu_fifo
+        e, cpu = self.engine, self.cpu
 
         def storage(name, size, desc, reset=0, target=None):
             csr = CSRStorage(size, name=name, reset=reset, description=desc)
@@ -214,7 +226,7 @@ class NVMeHost(LiteXModule):
         storage("qsize",      16, "Entries of the I/O SQ/CQ created on the controller (<= entries of the engine).", e.entries, e.qsize)
         storage("qd",         16, "Commands in flight (< qsize).", e.entries - 1, e.qd)
         storage("nsid",       32, "Namespace ID.", 1, e.nsid)
-        storage("lba_shift",   4, "log2 of the LBA size.", 9, e.lba_shift)
+        storage("lba_shift",   4, f"log2 of the LBA size ({NVME_LBA_SHIFT_MIN}..{NVME_LBA_SHIFT_MAX}: 512 B .. 4 KiB).", 9, e.lba_shift)
         storage("max_blocks", 17, "Blocks per command (from MDTS); larger requests are split.", 256, e.max_blocks)
         storage("sq_db",      64, "Bus address of the I/O SQ tail doorbell.", 0, e.sq_db)
         storage("cq_db",      64, "Bus address of the I/O CQ head doorbell.", 0, e.cq_db)
@@ -241,15 +253,15 @@ class NVMeHost(LiteXModule):
         status("sq_doorbells", e.sq_doorbells, "SQ tail doorbell writes.")
         status("cq_doorbells", e.cq_doorbells, "CQ head doorbell writes.")
 
-        # CPU requests.
-        storage("req_op",     3, "Request operation: 0 read, 1 write, 2 flush, 3 deallocate, 4 write zeroes.", 0, cpu.sink.op)
-        storage("req_lba",   64, "Request starting LBA.", 0, cpu.sink.lba)
-        storage("req_blocks", 32, "Request blocks.", 0, cpu.sink.blocks)
-        storage("req_adr",    32, "Request buffer bus address.", 0, cpu.sink.adr)
-        storage("req_id",     16, "Request ID.", 0, cpu.sink.id)
+        # CPU request (one at a time: written, pushed, taken by the engine; then the next one).
+        storage("req_op",     3, "Request operation: 0 read, 1 write, 2 flush, 3 deallocate, 4 write zeroes.", 0, cpu.op)
+        storage("req_lba",   64, "Request starting LBA.", 0, cpu.lba)
+        storage("req_blocks", 32, "Request blocks.", 0, cpu.blocks)
+        storage("req_adr",    32, "Request buffer bus address.", 0, cpu.adr)
+        storage("req_id",     16, "Request ID.", 0, cpu.id)
         self._req_push = CSR(name="req_push")
-        self.comb += cpu.sink.valid.eq(self._req_push.re)
-        status("req_level", cpu.level, "Requests waiting in the CPU FIFO.")
+        self.comb += self.cpu_push.eq(self._req_push.re)
+        status("req_level", self.cpu_level, "The pushed request waits to be taken (write the next one only once this is 0).")
         if not self.with_bench:
             return
         gen, st = self.generator, self.stats

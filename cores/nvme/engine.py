@@ -66,7 +66,8 @@ def _fields(layout, sig):
 class NVMeSubmitter(LiteXModule):
     """Requests -> SQEs in the SQ memory (served as the SQ window), split at ``max_blocks``.
 
-    Takes a free CID per command (``cid``), writes its SQE at ``tail`` and its slot / PRP entries
+    One command per cycle: takes a free CID (``cid``), writes its whole SQE at ``tail`` (the SQ
+    memory has an SQE-wide write port and a beat-wide read port) and its slot / PRP entries
     (``slot_*``); ``allow``: the engine lets a command be submitted now."""
     def __init__(self, window, entries, prp_base):
         dw          = window.data_width
@@ -85,24 +86,13 @@ class NVMeSubmitter(LiteXModule):
         # Outputs.
         self.tail       = tail = Signal(qbits)
         self.tail_next  = tail_next = Signal(qbits)
-        self.submitted  = Signal()       # Pulse: an SQE was written (tail moved).
+        self.submitted  = submit = Signal()   # Pulse: an SQE is written (tail moves).
         self.pending    = Signal()       # A command is ready to be submitted once allowed.
-        self.slot_we    = Signal()
         self.slot_cid   = Signal(cid_bits)
         self.slot_dat   = Signal(_width(SLOT_LAYOUT))
         self.prp_dat    = Signal(_width(PRP_LAYOUT))
 
         # # #
-
-        # SQ memory: written here, read by the device through the window.
-        sq_mem = Memory(dw, entries*NVME_SQE_BYTES//beat_bytes, name="nvme_sq")
-        sq_wr  = sq_mem.get_port(write_capable=True)
-        sq_rd  = sq_mem.get_port(mode=READ_FIRST)
-        self.specials += sq_mem, sq_wr, sq_rd
-        self.comb += [
-            sq_rd.adr.eq(window.rd_adr),
-            window.rd_dat.eq(sq_rd.dat_r),
-        ]
 
         # Current request.
         have     = Signal()
@@ -112,12 +102,11 @@ class NVMeSubmitter(LiteXModule):
         cur_adr  = Signal(32)
         cur_id   = Signal(16)
         n        = Signal(17)           # Blocks of this command.
-        nbytes   = Signal(32)
         is_rw    = Signal()
         is_dsm   = Signal()
         last     = Signal()
         opcode   = Signal(8)
-        cid      = Signal(cid_bits)
+        cid      = self.cid.cid
         self.comb += [
             is_rw.eq((cur_op == OP_READ) | (cur_op == OP_WRITE)),
             is_dsm.eq(cur_op == OP_DEALLOCATE),
@@ -134,8 +123,8 @@ class NVMeSubmitter(LiteXModule):
                 n.eq(max_n)
             ),
             last.eq((cur_op == OP_FLUSH) | (cur_left == n)),
-            nbytes.eq(n << self.lba_shift),
         ]
+        nbytes = lba_bytes(self, n, self.lba_shift, 32)
 
         # SQE: PRP1/PRP2 (one page, two pages, or the CID's PRP list page), CDW10-12.
         prp1     = Signal(32)
@@ -171,53 +160,52 @@ class NVMeSubmitter(LiteXModule):
             Constant(0, 128),                                                # CDW2-3, MPTR
             prp1, Constant(0, 32), prp2, Constant(0, 32),                    # PRP1, PRP2
             cdw10, cdw11, cdw12, Constant(0, 96))
-        beat    = Signal(max=max(sqe_beats, 2))
-        sqe_dat = Signal(dw)
-        self.comb += Case(beat, {b: sqe_dat.eq(sqe[b*dw:(b + 1)*dw]) for b in range(sqe_beats)})
+
+        # SQ memory: one write port per beat of an SQE (together an SQE-wide port), read by the
+        # device through the window.
+        sq_mem = Memory(dw, entries*sqe_beats, name="nvme_sq")
+        sq_rd  = sq_mem.get_port(mode=READ_FIRST)
+        self.specials += sq_mem, sq_rd
+        bbits = log2_int(sqe_beats)
+        for b in range(sqe_beats):
+            p = sq_mem.get_port(write_capable=True)
+            self.specials += p
+            self.comb += [
+                p.adr.eq(Cat(Constant(b, bbits), tail[:cid_bits]) if bbits else tail[:cid_bits]),
+                p.dat_w.eq(sqe[b*dw:(b + 1)*dw]),
+                p.we.eq(submit),
+            ]
+        self.comb += [
+            sq_rd.adr.eq(window.rd_adr),
+            window.rd_dat.eq(sq_rd.dat_r),
+        ]
 
         self.comb += [
             tail_next.eq(Mux(tail + 1 == self.qsize, 0, tail + 1)),
             self.pending.eq(have & self.cid.valid),
+            submit.eq(have & self.cid.valid & self.allow),
+            self.cid.ready.eq(submit),
+            sink.ready.eq(~have),
             self.slot_cid.eq(cid),
             self.slot_dat.eq(Cat(cur_id, cur_op, cur_lba, n, self.now, last, Constant(1, 1))),
             self.prp_dat.eq(Cat(is_dsm, cur_adr[12:32], cur_lba, Mux(is_dsm, n, 0))),
         ]
-
-        self.fsm = fsm = FSM(reset_state="IDLE")
-        fsm.act("IDLE",
-            If(~have,
-                sink.ready.eq(1),
-                If(sink.valid,
-                    NextValue(have, 1),
-                    NextValue(cur_op, sink.op),
-                    NextValue(cur_lba, sink.lba),
-                    NextValue(cur_left, sink.blocks),
-                    NextValue(cur_adr, sink.adr),
-                    NextValue(cur_id, sink.id),
-                )
-            ).Elif(self.allow & self.cid.valid,
-                self.cid.ready.eq(1),
-                NextValue(cid, self.cid.cid),
-                NextValue(beat, 0),
-                NextState("WRITE-SQE")
+        self.sync += [
+            If(sink.valid & sink.ready,
+                have.eq(1),
+                cur_op.eq(sink.op),
+                cur_lba.eq(sink.lba),
+                cur_left.eq(sink.blocks),
+                cur_adr.eq(sink.adr),
+                cur_id.eq(sink.id),
+            ).Elif(submit,
+                tail.eq(tail_next),
+                cur_lba.eq(cur_lba + n),
+                cur_left.eq(cur_left - n),
+                cur_adr.eq(cur_adr + nbytes),
+                If(last, have.eq(0)),
             )
-        )
-        fsm.act("WRITE-SQE",
-            sq_wr.adr.eq(Cat(beat, tail) if sqe_beats > 1 else tail),
-            sq_wr.dat_w.eq(sqe_dat),
-            sq_wr.we.eq(1),
-            self.slot_we.eq(beat == 0),
-            NextValue(beat, beat + 1),
-            If(beat == sqe_beats - 1,
-                self.submitted.eq(1),
-                NextValue(tail, tail_next),
-                NextValue(cur_lba, cur_lba + n),
-                NextValue(cur_left, cur_left - n),
-                NextValue(cur_adr, cur_adr + nbytes),
-                If(last, NextValue(have, 0)),
-                NextState("IDLE")
-            )
-        )
+        ]
 
 # PRP Lists ----------------------------------------------------------------------------------------
 
@@ -555,7 +543,7 @@ class NVMeQueueEngine(LiteXModule):
         qbits = log2_int(entries) + 1
         self.entries    = entries
         self.data_width = dw
-        self.sq_window  = rc.add_window("sq",  base + NVME_SQ_OFFSET,  entries*NVME_SQE_BYTES,
+        self.sq_window  = rc.add_window("sq",  base + NVME_SQ_OFFSET,  max(4096, entries*NVME_SQE_BYTES),
             writable=False, on_chip=True)
         self.cq_window  = rc.add_window("cq",  base + NVME_CQ_OFFSET,  max(4096, entries*NVME_CQE_BYTES),
             readable=False, on_chip=True)
@@ -672,10 +660,10 @@ class _NVMeQueueEngineCore(LiteXModule):
             sub.max_blocks.eq(self.max_blocks),
             sub.now.eq(now),
             # Slot and PRP tables, written with the SQE.
-            poll.slot_we.eq(sub.slot_we | (initing & (init_cnt < entries))),
+            poll.slot_we.eq(sub.submitted | (initing & (init_cnt < entries))),
             poll.slot_cid.eq(Mux(initing, init_cnt, sub.slot_cid)),
             poll.slot_dat.eq(Mux(initing, 0, sub.slot_dat)),
-            prp.we.eq(sub.slot_we),
+            prp.we.eq(sub.submitted),
             prp.cid.eq(sub.slot_cid),
             prp.dat.eq(sub.prp_dat),
         ]

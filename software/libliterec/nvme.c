@@ -570,7 +570,7 @@ int nvme_init(int port, int verbose)
 	lbaf      = le32(b + 128 + 4*c->flbas);
 	c->lba_shift = (lbaf >> 16) & 0xff;
 	c->lba_size  = 1 << c->lba_shift;
-	if (c->lba_shift < 9 || c->lba_shift > 12 || c->nsze == 0) {
+	if (c->lba_shift < NVME_LBA_SHIFT_MIN || c->lba_shift > NVME_LBA_SHIFT_MAX || c->nsze == 0) {
 		if (verbose)
 			printf("nvme%d: namespace %lu: LBA size 2^%d / size %llu not supported\n", port,
 				(unsigned long)c->nsid, c->lba_shift, (unsigned long long)c->nsze);
