@@ -280,7 +280,7 @@ class ReqHarness(Module):
 
 @pytest.mark.parametrize("dw, seed", [(128, 10), (256, 11)])
 def test_requests_and_doorbells_on_the_wire(dw, seed):
-    """CPU requests of each kind and doorbells (32/64-bit) become exactly the reference TLPs, while
+    """CPU requests of each kind (3- and 4-dword headers) and doorbells become exactly the reference TLPs, while
     another source's TLPs pass through the arbiter whole."""
     ndw = dw//32
     rng = random.Random(seed)
@@ -297,7 +297,7 @@ def test_requests_and_doorbells_on_the_wire(dw, seed):
             TLP("mwr64", 2, [0x05060708, 0x01020304], adr=0x2_0000_0010, first_be=0xf, last_be=0xf)),
     ]
     doorbells = [(0xc0001008, 7, TLP("mwr32", 1, [7], adr=0xc0001008, first_be=0xf)),
-                 (0x1_c000_100c, 513, TLP("mwr64", 1, [513], adr=0x1_c000_100c, first_be=0xf))]
+                 (0xc010100c, 513, TLP("mwr32", 1, [513], adr=0xc010100c, first_be=0xf))]
     others = [TLP("cpld", n, random_payload(rng, n), byte_count=4*n) for n in (1, 9, 2*ndw + 3)]
     got, tags = [], []
 

@@ -228,8 +228,8 @@ class NVMeHost(LiteXModule):
         storage("nsid",       32, "Namespace ID.", 1, e.nsid)
         storage("lba_shift",   4, f"log2 of the LBA size ({NVME_LBA_SHIFT_MIN}..{NVME_LBA_SHIFT_MAX}: 512 B .. 4 KiB).", 9, e.lba_shift)
         storage("max_blocks", 17, "Blocks per command (from MDTS); larger requests are split.", 256, e.max_blocks)
-        storage("sq_db",      64, "Bus address of the I/O SQ tail doorbell.", 0, e.sq_db)
-        storage("cq_db",      64, "Bus address of the I/O CQ head doorbell.", 0, e.cq_db)
+        storage("sq_db",      32, "Bus address of the I/O SQ tail doorbell (below 4 GiB).", 0, e.sq_db)
+        storage("cq_db",      32, "Bus address of the I/O CQ head doorbell (below 4 GiB).", 0, e.cq_db)
         storage("timeout",    32, "Command timeout: cycles without a completion while commands are outstanding (0: off).", 0, e.timeout)
 
         # Engine status.

@@ -397,8 +397,8 @@ class NVMeDoorbells(LiteXModule):
     or after ``NVME_SQ_DOORBELL_BATCH`` new entries; the CQ head when no further CQE is visible."""
     def __init__(self, qbits):
         self.source    = source = stream.Endpoint(doorbell_layout())
-        self.sq_db     = Signal(64)
-        self.cq_db     = Signal(64)
+        self.sq_db     = Signal(32)
+        self.cq_db     = Signal(32)
         self.tail      = Signal(qbits)
         self.submitted = Signal()
         self.pending   = Signal()    # The submitter has a command to submit now.
@@ -557,8 +557,8 @@ class NVMeQueueEngine(LiteXModule):
         self.nsid        = Signal(32, reset=1)
         self.lba_shift   = Signal(4, reset=9)
         self.max_blocks  = Signal(17, reset=256)            # Blocks per command (MDTS).
-        self.sq_db       = Signal(64)
-        self.cq_db       = Signal(64)
+        self.sq_db       = Signal(32)                       # Doorbell bus addresses (below 4 GiB).
+        self.cq_db       = Signal(32)
         self.timeout     = Signal(32)                       # Cycles without completion (0: off).
         self.clear_error = Signal()                         # Pulse: resume after an error.
 
@@ -608,7 +608,7 @@ class _NVMeQueueEngineCore(LiteXModule):
         self.sink, self.source = stream.Endpoint(request_layout()), stream.Endpoint(completion_layout())
         self.doorbell = stream.Endpoint(doorbell_layout())
         for name, w in [("qsize", qbits), ("qd", qbits), ("nsid", 32), ("lba_shift", 4),
-            ("max_blocks", 17), ("sq_db", 64), ("cq_db", 64), ("timeout", 32), ("clear_error", 1),
+            ("max_blocks", 17), ("sq_db", 32), ("cq_db", 32), ("timeout", 32), ("clear_error", 1),
             ("ready", 1), ("outstanding", qbits), ("error", 1), ("err_status", 15), ("err_lba", 64),
             ("err_op", 3), ("err_cid", 16), ("submitted", 32), ("completed", 32),
             ("sq_doorbells", 32), ("cq_doorbells", 32)]:

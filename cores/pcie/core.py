@@ -132,7 +132,7 @@ class RCRootComplex(LiteXModule):
             ]),
         ])
         self._req_rdata_lo = CSRStatus(32, description="Read data, dword 0.")
-        self._req_rdata_hi = CSRStatus(32, description="Read data, dword 1.")
+        self._req_rdata_hi = CSRStatus(32, description="Read data, dword 1 (2-dword reads).")
         self.comb += [
             req.adr.eq(Cat(self._req_adr_lo.storage, self._req_adr_hi.storage)),
             req.wdata.eq(Cat(self._req_wdata_lo.storage, self._req_wdata_hi.storage)),

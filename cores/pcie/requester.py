@@ -11,7 +11,8 @@ Two users:
   with byte enables to the device's BARs (32/64-bit addresses), one request at a time, completion
   status decoded (SC, UR, CRS, CA), poisoned/malformed completions and completion timeout reported
   as errors (never a hang);
-- hardware masters (the NVMe queue engine's doorbells): posted 1-dword memory writes.
+- hardware masters (the NVMe queue engine's doorbells): posted 1-dword memory writes to 32-bit
+  addresses (the SSD's BAR0 is assigned below 4 GiB).
 
 Both are short TLPs (a 3- or 4-dword header and at most 2 payload dwords) laid out directly as PHY
 beats: header dwords, then the payload from dword 3 or 4 (one beat from 256 bits, two at 128).
@@ -42,7 +43,7 @@ REQ_MRD, REQ_MWR, REQ_CFGRD, REQ_CFGWR = range(4)
 SHORT_TLP_DWORDS = 6   # 4-dword header + 2 payload dwords.
 
 def doorbell_layout():
-    return [("adr", 64), ("dat", 32)]
+    return [("adr", 32), ("dat", 32)]
 
 # Requester ----------------------------------------------------------------------------------------
 
@@ -92,48 +93,46 @@ class RCRequester(LiteXModule):
             length.eq(Mux(is_cfg | (self.length == 1), 1, 2)),
         ]
 
-        # Short TLP of the selected user: header fields + payload ---------------------------------
-        sel_cpu  = Signal()   # 1: the CPU request, 0: the doorbell.
-        adr      = Signal(64)
-        h4       = Signal()
-        with_dat = Signal()
-        cfg      = Signal()
-        n        = Signal(2)
-        fbe      = Signal(4)
-        lbe      = Signal(4)
-        ttag     = Signal(8)
-        payload  = Signal(64)
-        self.comb += [
-            If(sel_cpu,
-                adr.eq(self.adr), with_dat.eq(is_write), cfg.eq(is_cfg), n.eq(length),
-                fbe.eq(self.first_be), lbe.eq(Mux(length == 2, self.last_be, 0)), ttag.eq(tag),
-                payload.eq(self.wdata),
-            ).Else(
-                adr.eq(db.adr), with_dat.eq(1), n.eq(1), fbe.eq(0xf), payload.eq(db.dat),
-            ),
-            h4.eq(~cfg & (adr[32:] != 0)),
-        ]
+        # CPU request TLP: 3- or 4-dword header, up to 2 payload dwords -------------------------
+        h4  = Signal()
         dw2 = Signal(32)
-        self.comb += If(cfg,
-            # ECAM layout: bus 27:20, device 19:15, function 14:12, register 11:2.
-            dw2.eq(Cat(Constant(0, 2), adr[2:12], Constant(0, 4), adr[12:15], adr[15:20], adr[20:28])),
-        ).Elif(h4,
-            dw2.eq(adr[32:]),
-        ).Else(
-            dw2.eq(Cat(Constant(0, 2), adr[2:32])),
-        )
-        pay = dword_swap(payload, 2, endianness)
-        image = Signal(32*SHORT_TLP_DWORDS)
-        self.comb += image.eq(Cat(
-            Cat(n, Constant(0, 22), Mux(cfg, Constant(0b00100, 5), Constant(0b00000, 5)), h4, with_dat, Constant(0, 1)),
-            Cat(fbe, lbe, ttag, self.requester_id),
+        pay = dword_swap(self.wdata, 2, endianness)
+        self.comb += [
+            h4.eq(~is_cfg & (self.adr[32:] != 0)),
+            If(is_cfg,
+                # ECAM layout: bus 27:20, device 19:15, function 14:12, register 11:2.
+                dw2.eq(Cat(Constant(0, 2), self.adr[2:12], Constant(0, 4), self.adr[12:15],
+                    self.adr[15:20], self.adr[20:28])),
+            ).Elif(h4,
+                dw2.eq(self.adr[32:]),
+            ).Else(
+                dw2.eq(Cat(Constant(0, 2), self.adr[2:32])),
+            ),
+        ]
+        cpu_image = Cat(
+            Cat(length, Constant(0, 22), Mux(is_cfg, Constant(0b00100, 5), Constant(0b00000, 5)), h4,
+                is_write, Constant(0, 1)),
+            Cat(self.first_be, Mux(length == 2, self.last_be, 0), tag, self.requester_id),
             dw2,
-            Mux(h4, Cat(Constant(0, 2), adr[2:32]), pay[:32]),
+            Mux(h4, Cat(Constant(0, 2), self.adr[2:32]), pay[:32]),
             Mux(h4, pay[:32], pay[32:]),
             pay[32:],
-        ))
+        )
+        cpu_total = Signal(3)
+        self.comb += cpu_total.eq(3 + h4 + Mux(is_write, length, 0))
+        # Doorbell TLP: MWr, 3-dword header, 1 payload dword.
+        db_image = Cat(
+            Constant((0b10 << 29) | 1, 32),
+            Cat(Constant(0xf, 4), Constant(0, 12), self.requester_id),
+            Cat(Constant(0, 2), db.adr[2:32]),
+            dword_swap(db.dat, 1, endianness),
+        )
+
+        sel_cpu = Signal()   # 1: the CPU request, 0: the doorbell.
+        image   = Signal(32*SHORT_TLP_DWORDS)
+        self.comb += image.eq(Mux(sel_cpu, cpu_image, db_image))
         total = Signal(3)     # Dwords of the TLP.
-        self.comb += total.eq(3 + h4 + Mux(with_dat, n, 0))
+        self.comb += total.eq(Mux(sel_cpu, cpu_total, 4))
         beat  = Signal()      # Beat of a 2-beat TLP (128-bit datapath).
         if ndw >= SHORT_TLP_DWORDS:
             self.comb += [
@@ -186,7 +185,8 @@ class RCRequester(LiteXModule):
             Mux(cpl.status == CPL_CRS, REQ_CRS,
             Mux(cpl.status != CPL_SC, REQ_CA,
             Mux(~is_write & (~cpl.with_data | (cpl.len != length)), REQ_MALFORMED, REQ_OK))))))
-        # Payload dwords 0/1 are wire dwords 3 and 4: beat 0, or dword 1 in beat 1 at 128 bits.
+        # Payload dwords 0/1 are wire dwords 3 and 4: beat 0, or dword 1 in beat 1 at 128 bits
+        # (dword 1 is meaningful for 2-dword reads only).
         rdata_lo = Signal(32)
         rdata_hi = Signal(32)
         self.comb += self.rdata.eq(Cat(rdata_lo, rdata_hi))
@@ -195,8 +195,6 @@ class RCRequester(LiteXModule):
         fsm.act("IDLE",
             If(self.start,
                 NextValue(self.status, REQ_OK),
-                NextValue(rdata_lo, 0),
-                NextValue(rdata_hi, 0),
                 NextValue(count, 0),
                 NextState("SEND")
             )
@@ -227,7 +225,7 @@ class RCRequester(LiteXModule):
                 ).Else(
                     NextState("SECOND" if ndw < 5 else "SKIP")
                 ),
-                *([] if ndw < 5 else [If(length == 2, NextValue(rdata_hi, cpl.dat[128:160]))])
+                *([] if ndw < 5 else [NextValue(rdata_hi, cpl.dat[128:160])])
             ).Elif(count >= self.timeout,
                 NextValue(self.status, REQ_TIMEOUT),
                 NextValue(tag, tag + 1),   # A late completion will not match.
@@ -238,7 +236,7 @@ class RCRequester(LiteXModule):
         fsm.act("SECOND",
             self.busy.eq(1),
             If(cpl.valid,
-                If(length == 2, NextValue(rdata_hi, cpl.dat[:32])),
+                NextValue(rdata_hi, cpl.dat[:32]),
                 If(cpl.last,
                     If(cpl.malformed, NextValue(self.status, REQ_MALFORMED)),
                     NextState("IDLE")

@@ -609,8 +609,9 @@ int nvme_init(int port, int verbose)
 	WR(port, NSID, c->nsid);
 	WR(port, LBA_SHIFT, c->lba_shift);
 	WR(port, MAX_BLOCKS, c->max_xfer >> c->lba_shift);
-	WR64(port, SQ_DB, pcie_devs[port].bar0 + 0x1000 + 2*(4 << c->dstrd));
-	WR64(port, CQ_DB, pcie_devs[port].bar0 + 0x1000 + 3*(4 << c->dstrd));
+	/* Doorbells are 32-bit bus addresses: BAR0 was assigned below 4 GiB (PCIE_BAR_BASE). */
+	WR(port, SQ_DB, (uint32_t)(pcie_devs[port].bar0 + 0x1000 + 2*(4 << c->dstrd)));
+	WR(port, CQ_DB, (uint32_t)(pcie_devs[port].bar0 + 0x1000 + 3*(4 << c->dstrd)));
 	WR(port, TIMEOUT, (uint32_t)literec_us_to_cycles((uint64_t)c->timeout_ms*1000));
 	engine_ctrl(port, 1, 0, CTRL_STATS_CLEAR);
 	{
