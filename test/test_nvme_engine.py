@@ -32,21 +32,22 @@ SQ_DB, CQ_DB = 0xC0001008, 0xC000100C
 
 class WindowHost:
     """Stand-in of the root complex: hands out the windows and takes the doorbells."""
-    def __init__(self):
+    def __init__(self, dw=DW):
         class PHY:
-            data_width = DW
+            data_width = dw
         self.phy      = PHY()
         self.windows  = {}
         self.doorbell = stream.Endpoint(doorbell_layout())
 
     def add_window(self, name, base, size, readable=True, writable=True, on_chip=False):
-        w = CompleterWindow(name, base, size, DW, readable, writable, on_chip)
+        w = CompleterWindow(name, base, size, self.phy.data_width, readable, writable, on_chip)
         self.windows[name] = w
         return w
 
 class Harness(Module):
-    def __init__(self):
-        self.host = WindowHost()
+    def __init__(self, dw=DW):
+        self.dw   = dw
+        self.host = WindowHost(dw)
         self.submodules.engine = e = NVMeQueueEngine(self.host, BASE, ENTRIES)
         self.comb += e.doorbell.connect(self.host.doorbell)
 
@@ -74,7 +75,7 @@ class Controller:
     def write_cqe(self, cid, status):
         w = self.h.host.windows["cq"]
         cqe = (self.sq_head << 64) | (cid << 96) | (self.phase << 112) | (status << 113)
-        beat, k = divmod(self.cq_tail*16, DW//8)
+        beat, k = divmod(self.cq_tail*16, self.h.dw//8)
         yield w.wr.valid.eq(1)
         yield w.wr.adr.eq(beat)
         yield w.wr.dat.eq(cqe << (8*k))
@@ -103,10 +104,10 @@ class Controller:
                 yield db.ready.eq(0)      # No doorbell is taken while the model is busy.
                 if adr == SQ_DB:
                     while self.sq_head != dat:
-                        rows = []
-                        for b in range(64//(DW//8)):
-                            rows.append((yield from self.read_window(sqw, self.sq_head*2 + b)))
-                        sqe = dwords(rows[0], 8) + dwords(rows[1], 8)
+                        nb, ndw = 64//(self.h.dw//8), self.h.dw//32
+                        sqe = []
+                        for b in range(nb):
+                            sqe += dwords((yield from self.read_window(sqw, self.sq_head*nb + b)), ndw)
                         self.sqes.append(sqe)
                         cid = sqe[0] >> 16
                         prp2 = sqe[8]
@@ -114,8 +115,8 @@ class Controller:
                            (sqe[0] & 0xff) == NVM_DSM:
                             page = (sqe[6] if (sqe[0] & 0xff) == NVM_DSM else prp2) - prw.base
                             rows = []
-                            for b in range(4):
-                                rows += dwords((yield from self.read_window(prw, page//32 + b)), 8)
+                            for b in range(128//(self.h.dw//8)):
+                                rows += dwords((yield from self.read_window(prw, page//(self.h.dw//8) + b)), self.h.dw//32)
                             self.prps[cid] = rows
                         self.sq_head = (self.sq_head + 1) % self.qsize
                         todo.append(cid)
@@ -216,11 +217,12 @@ def test_commands_prp_lists_and_completions():
     assert sq[-1] == len(ctl.sqes) % ENTRIES and sq == sorted(sq)
     assert cq[-1] == len(got) % ENTRIES and len(cq) <= len(got)
 
-def test_prp_list_entries():
-    """A read of 24 blocks over 4 pages from an offset: PRP2 is the CID's list page, whose entries
-    are the buffer's pages 2..4."""
+@pytest.mark.parametrize("dw", [128, 256, 512])
+def test_prp_list_entries(dw):
+    """A read of 24 blocks over 4 pages from an offset (SQE and PRP list rows at each datapath
+    width): PRP2 is the CID's list page, whose entries are the buffer's pages 2..4."""
     rng = random.Random(2)
-    h   = Harness()
+    h   = Harness(dw)
     e   = h.engine
     ctl = Controller(h, rng, qsize=ENTRIES)
     got = []

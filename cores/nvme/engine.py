@@ -66,9 +66,8 @@ def _fields(layout, sig):
 class NVMeSubmitter(LiteXModule):
     """Requests -> SQEs in the SQ memory (served as the SQ window), split at ``max_blocks``.
 
-    One command per cycle: takes a free CID (``cid``), writes its whole SQE at ``tail`` (the SQ
-    memory has an SQE-wide write port and a beat-wide read port) and its slot / PRP entries
-    (``slot_*``); ``allow``: the engine lets a command be submitted now."""
+    Takes a free CID (``cid``), writes the command's SQE at ``tail`` (in one cycle at 256 bits) and
+    its slot / PRP entries (``slot_*``); ``allow``: the engine lets a command be submitted now."""
     def __init__(self, window, entries, prp_base):
         dw          = window.data_width
         beat_bytes  = dw//8
@@ -161,29 +160,40 @@ class NVMeSubmitter(LiteXModule):
             prp1, Constant(0, 32), prp2, Constant(0, 32),                    # PRP1, PRP2
             cdw10, cdw11, cdw12, Constant(0, 96))
 
-        # SQ memory: one write port per beat of an SQE (together an SQE-wide port), read by the
-        # device through the window.
+        # SQ memory: written through ports of two beats (together a port twice as wide as the beats,
+        # which block RAM has; the SQE in 64/(2*beat) steps: one at 256 bits), read by the device
+        # through the window one beat at a time.
+        ports = min(sqe_beats, 2)
+        steps = sqe_beats//ports
         sq_mem = Memory(dw, entries*sqe_beats, name="nvme_sq")
         sq_rd  = sq_mem.get_port(mode=READ_FIRST)
         self.specials += sq_mem, sq_rd
-        bbits = log2_int(sqe_beats)
-        for b in range(sqe_beats):
+        step  = Signal(max=max(steps, 2))
+        write = Signal()
+        part  = Signal(ports*dw)
+        self.comb += Case(step, {k: part.eq(sqe[k*ports*dw:(k + 1)*ports*dw]) for k in range(steps)})
+        for b in range(ports):
             p = sq_mem.get_port(write_capable=True)
             self.specials += p
+            adr = [Constant(b, log2_int(ports))] if ports > 1 else []
+            adr += [step] if steps > 1 else []
             self.comb += [
-                p.adr.eq(Cat(Constant(b, bbits), tail[:cid_bits]) if bbits else tail[:cid_bits]),
-                p.dat_w.eq(sqe[b*dw:(b + 1)*dw]),
-                p.we.eq(submit),
+                p.adr.eq(Cat(*adr, tail[:cid_bits])),
+                p.dat_w.eq(part[b*dw:(b + 1)*dw]),
+                p.we.eq(write),
             ]
         self.comb += [
             sq_rd.adr.eq(window.rd_adr),
             window.rd_dat.eq(sq_rd.dat_r),
         ]
+        if steps > 1:
+            self.sync += If(write, step.eq(Mux(step == steps - 1, 0, step + 1)))
 
         self.comb += [
             tail_next.eq(Mux(tail + 1 == self.qsize, 0, tail + 1)),
             self.pending.eq(have & self.cid.valid),
-            submit.eq(have & self.cid.valid & self.allow),
+            write.eq(have & self.cid.valid & self.allow),
+            submit.eq(write & (step == steps - 1)),
             self.cid.ready.eq(submit),
             sink.ready.eq(~have),
             self.slot_cid.eq(cid),
