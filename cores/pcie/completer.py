@@ -139,7 +139,7 @@ class RCCompleter(LiteXModule):
         off_chip  = [i for i, w in enumerate(windows) if not w.on_chip]
 
         # Request FIFOs: header (at the first beat), status (at the end), payload beats -----------
-        self.hdr_fifo    = hdr_fifo    = stream.SyncFIFO(request_header_layout(), self.header_depth)
+        self.hdr_fifo    = hdr_fifo    = RAMFIFO(request_header_layout(), self.header_depth)
         self.status_fifo = status_fifo = stream.SyncFIFO(request_status_layout(), self.header_depth)
         self.payload     = payload     = RAMFIFO([("dat", dw)], self.buffer_beats)
         self.comb += [
@@ -225,7 +225,7 @@ class RCCompleter(LiteXModule):
         self.comb += rd_beats.eq((offset[2:beat_log2] + hdr.len + ndw - 1) >> lbit)
         cmd_ready = Signal()
         if off_chip:
-            self.slow = slow = stream.SyncFIFO(rr_layout, self.read_requests)
+            self.slow = slow = RAMFIFO(rr_layout, self.read_requests)
             cases = {}
             for i in off_chip:
                 w = windows[i]
