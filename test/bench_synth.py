@@ -514,12 +514,18 @@ def main():
         if dw == 256:
             gl, gf = GOAL
             met = lut_eq <= gl and s["ff"] <= gf
-            note = f"GOAL width={dw} lut_goal={gl} ff_goal={gf} lut={lut_eq} ff={s['ff']} met={int(met)}"
-            if not met and len(parts) == len(DATAPATH_BLOCKS):
-                big = max(rows, key=lambda r: r[1]["lut"] + r[1]["lutram_luts"] if r[0].split()[0] in DATAPATH_BLOCKS else -1)
-                note += (f" over_lut={max(0, lut_eq - gl)} over_ff={max(0, s['ff'] - gf)} "
-                         f"largest={big[0].split()[0]}:{big[1]['lut'] + big[1]['lutram_luts']}/{big[1]['ff']}")
-            emit(note)
+            emit(f"GOAL width={dw} lut_goal={gl} ff_goal={gf} lut={lut_eq} ff={s['ff']} met={int(met)} "
+                 f"over_lut={max(0, lut_eq - gl)} over_ff={max(0, s['ff'] - gf)}")
+            if len(parts) == len(DATAPATH_BLOCKS):
+                # Which block stands in the way: the budget left to each once the others are counted.
+                named = {b.split()[0]: s_ for b, s_ in rows if b.split()[0] in DATAPATH_BLOCKS}
+                for b in DATAPATH_BLOCKS:
+                    o_lut = sum(named[x]["lut"] + named[x]["lutram_luts"] for x in DATAPATH_BLOCKS if x != b)
+                    o_ff  = sum(named[x]["ff"] for x in DATAPATH_BLOCKS if x != b)
+                    mine  = (named[b]["lut"] + named[b]["lutram_luts"], named[b]["ff"])
+                    emit(f"# {b:<9} {mine[0]:>5} LUT-eq / {mine[1]:>5} FF; budget left by the other blocks: "
+                         f"{gl - o_lut:>6} LUT-eq / {gf - o_ff:>6} FF -> over by "
+                         f"{max(0, mine[0] - (gl - o_lut))} / {max(0, mine[1] - (gf - o_ff))}")
         finals.append(f"RESULT name=synth_datapath width={dw} lut={s['lut']} lutram_lut={s['lutram_luts']} "
             f"ff={s['ff']} bram36={s['ramb36']} ref_lut={rl} ref_ff={rf} lut_ratio={lut_eq/rl:.3f} "
             f"ff_ratio={s['ff']/rf:.3f}")

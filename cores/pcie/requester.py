@@ -24,7 +24,6 @@ from litex.gen import *
 
 from litex.soc.interconnect import stream
 
-from litepcie.common import phy_layout
 
 from literecorder.cores.pcie.common import *
 
