@@ -117,3 +117,8 @@ class LiteRecorderSimSoC(SoCCore):
 
         # Recorder configuration exported to the BIOS ----------------------------------------------
         self.recorder_config.export(self)
+
+    def init_rom(self, name, contents=[], auto_size=True):
+        # The ROM keeps its declared size (LiteX shrinks it to the BIOS by default): a BIOS change
+        # then leaves the Verilog unchanged and needs no new Verilator build.
+        SoCCore.init_rom(self, name, contents, auto_size=False)
