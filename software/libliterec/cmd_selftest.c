@@ -26,7 +26,7 @@
 #include "nvme.h"
 #include "record.h"
 
-#if defined(CSR_RECORDER_BASE) && defined(CSR_NVME0_BASE)
+#if defined(CSR_RECORDER_BASE) && defined(CSR_NVME0_BASE) && defined(CSR_RECSTREAM_BASE)
 
 #define NPORTS LITEREC_SSD_PORTS
 #define CHUNK  LITEREC_CHUNK_SIZE
