@@ -229,7 +229,8 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
     soc.comb += [
         rec.hw_start.eq(ctl.sys_start), rec.hw_stop.eq(ctl.sys_stop),
         rec.hw_abort.eq(ctl.sys_abort), rec.hw_trigger.eq(ctl.sys_trigger),
-        ctl.sys_busy.eq(rec.busy), ctl.sys_overflow.eq(rec.overflow), ctl.sys_error.eq(rec.error),
+        ctl.sys_busy.eq(rec.busy), ctl.sys_running.eq(rec.running), ctl.sys_overflow.eq(rec.overflow),
+        ctl.sys_error.eq(rec.error),
     ]
 
     # Constants for the BIOS.

@@ -43,6 +43,7 @@ class LiteRecorderSimSoC(SoCCore):
         n_ssds           = 1,
         pcie_data_width  = 256,
         chunk_size       = 128*1024,
+        input_width      = 256,
         **kwargs):
         # Parameters -------------------------------------------------------------------------------
         if not (1 <= n_ssds <= 8):
@@ -111,9 +112,20 @@ class LiteRecorderSimSoC(SoCCore):
             setattr(self, f"pcie{i}_phy", phy)
             add_nvme_port(self, i, phy)
 
-        # Recorder datapath: LiteDRAM ring between the test streams and the SSDs -------------------
+        # Simulated user streams (ADC records, DAC replays) in their own clock domain ----------------
+        from migen.genlib.resetsync import AsyncResetSynchronizer
+        from literecorder.soc.sim_io import SimStreamFixture
+        self.cd_adc = ClockDomain()
+        self.comb += self.cd_adc.clk.eq(platform.request("adc_clk"))
+        self.specials += AsyncResetSynchronizer(self.cd_adc, ResetSignal("sys"))
+        self.simio = SimStreamFixture(platform.request("simio"), input_width, cd="adc")
+
+        # Recorder datapath: LiteDRAM ring between the streams (test + user) and the SSDs ----------
         from literecorder.soc.recorder import add_recorder
-        add_recorder(self, n_ports=n_ssds)
+        add_recorder(self, n_ports=n_ssds,
+            record = self.simio.adc.source, record_cd = "adc",
+            replay = self.simio.dac.sink,   replay_cd = "adc")
+        self.comb += self.simio.run.eq(self.recorder_ctl.running)
 
         # Recorder configuration exported to the BIOS ----------------------------------------------
         self.recorder_config.export(self)

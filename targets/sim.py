@@ -47,6 +47,7 @@ _bootstrap()
 from literecorder import ROOT
 
 SIM_MODULES_DIR = os.path.join(ROOT, "sim", "modules")
+ADC_CLK_FREQ    = int(100e6)     # Clock domain "adc" of the simulated user streams.
 PROMPT_RE       = re.compile(rb"litex(\x1b\[0m)?> ")
 ANSI_RE         = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -165,7 +166,7 @@ class SimBuild:
         Build with waveform dumping enabled (``sim.fst``/``sim.vcd`` in the run directory).
     """
     def __init__(self, output_dir=None, sys_clk_freq=int(200e6), n_ssds=1, trace=False,
-        threads=1, jobs=None, verbose=False):
+        threads=1, input_width=256, jobs=None, verbose=False):
         if int(1e12/sys_clk_freq) % 2 or (1e12/sys_clk_freq) != int(1e12/sys_clk_freq):
             raise ValueError(f"sys_clk_freq={sys_clk_freq}: the simulation needs an even clock "
                 "period in ps (e.g. 100e6, 125e6, 200e6, 250e6)")
@@ -175,6 +176,10 @@ class SimBuild:
         if not (1 <= int(threads) <= 8):
             raise ValueError(f"threads={threads}: the simulation runs on 1 to 8 threads")
         self.threads      = int(threads)
+        if input_width not in (32, 64, 128, 256, 512):
+            raise ValueError(f"input_width={input_width}: the simulated ADC/DAC streams are 32, 64, 128, "
+                "256 or 512 bits wide")
+        self.input_width  = input_width
         self.jobs         = jobs or os.cpu_count() or 1
         self.verbose      = verbose
         if output_dir is None:
@@ -185,7 +190,7 @@ class SimBuild:
 
     def key(self):
         return dict(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds, trace=self.trace,
-            threads=self.threads)
+            threads=self.threads, input_width=self.input_width)
 
     def _log(self, msg):
         print(f"[sim] {msg}", flush=True)
@@ -237,7 +242,8 @@ class SimBuild:
         with _redirect_fds(None if self.verbose else log):
             try:
                 # SoC construction logs (LiteX INFO lines) go to build.log too, unless --verbose.
-                soc = LiteRecorderSimSoC(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds)
+                soc = LiteRecorderSimSoC(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds,
+                    input_width=self.input_width)
                 self.soc = soc
                 builder = Builder(soc, output_dir=self.output_dir, compile_gateware=False,
                     csr_csv=os.path.join(self.output_dir, "csr.csv"))
@@ -286,20 +292,25 @@ class SimBuild:
             f.write(digest)
         self._log(f"verilated + compiled in {time.time() - t1:.1f} s")
 
-    def sim_config(self, devices=None):
-        """LiteX sim configuration: clock, console and the simulated PCIe devices."""
+    def sim_config(self, devices=None, simio=None):
+        """LiteX sim configuration: clocks, console, the simulated PCIe devices and the options of
+        the simulated user streams (``simio``: module args, see ``simio_args``)."""
         from litex.build.sim.config import SimConfig
         cfg = SimConfig()
         cfg.add_clocker("sys_clk", freq_hz=self.sys_clk_freq)
+        # The user streams' clock: its edges fall on sys_clk edges (no finer simulation time step).
+        cfg.add_clocker("adc_clk", freq_hz=ADC_CLK_FREQ)
         cfg.add_module("serial2console", "serial")
+        cfg.add_module("simio", "simio", args=dict(simio or {}))
         for i, (module, args) in enumerate(devices or []):
             cfg.add_module(module, ("pcie", i), args=args)
         return cfg
 
-    def prepare_run(self, name="run", devices=None):
+    def prepare_run(self, name="run", devices=None, simio=None):
         """Run directory with its own sim_config.js (so one build serves many scenarios).
 
-        ``devices``: list of (module, args) per PCIe port, or a callable run_dir -> such a list."""
+        ``devices``: list of (module, args) per PCIe port, or a callable run_dir -> such a list;
+        ``simio``: options of the simulated ADC/DAC (``simio_args``)."""
         if not os.path.exists(self.vsim):
             raise SimError(f"{self.vsim} does not exist: build first")
         run_dir = os.path.join(self.output_dir, "runs", name)
@@ -316,7 +327,7 @@ class SimBuild:
         if not os.path.lexists(mods):
             os.symlink(os.path.join(self.gateware, "modules"), mods)
         with open(os.path.join(run_dir, "sim_config.js"), "w") as f:
-            f.write(self.sim_config(devices).get_json())
+            f.write(self.sim_config(devices, simio).get_json())
         return run_dir
 
 # Session ------------------------------------------------------------------------------------------
@@ -326,9 +337,9 @@ class SimSession:
 
     The process is always killed on close (also on errors and timeouts).
     """
-    def __init__(self, build, name="run", devices=None, boot_timeout=120, echo=None):
+    def __init__(self, build, name="run", devices=None, boot_timeout=120, echo=None, simio=None):
         self.build   = build
-        self.run_dir = build.prepare_run(name, devices)
+        self.run_dir = build.prepare_run(name, devices, simio)
         self.devices = build.devices
         self.echo    = echo
         self.buf     = bytearray()
@@ -473,6 +484,47 @@ def ssd_devices(args, n_ssds, sys_clk_freq, data_width=256):
             for i in range(n_ssds)]
     return devices
 
+# Simulated user streams (ADC / DAC) -----------------------------------------------------------------
+
+def simio_args(input="pattern", rate_mbps=0, total_bytes=0, seed=1, width=256, backpressure=False):
+    """Module args of `simio` (the simulated ADC/DAC of soc/sim_io.py); raises ValueError with a
+    message for the user on a bad option."""
+    if input not in ("pattern", "adc"):
+        raise ValueError(f"--input {input}: pattern (the test stream) or adc (the simulated ADC on the user port)")
+    peak = width//8*ADC_CLK_FREQ/1e6
+    if input == "adc" and not (0 < rate_mbps <= peak):
+        raise ValueError(f"--input-rate {rate_mbps:g}: the ADC's rate in MB/s, above 0 and at most {peak:g} "
+            f"({width} bits at {ADC_CLK_FREQ/1e6:g} MHz)")
+    if total_bytes % (width//8) or total_bytes < 0:
+        raise ValueError(f"--input-bytes {total_bytes}: a multiple of the ADC's {width//8}-byte beat (0: until the recording stops)")
+    if not (0 <= seed < 2**32):
+        raise ValueError(f"--input-seed {seed}: a 32-bit number")
+    frac = int(round(rate_mbps/peak*65536)) if input == "adc" else 0
+    return dict(adc_enable=int(input == "adc"), adc_rate=0 if frac >= 65536 else max(frac, 1),
+        adc_beats=total_bytes//(width//8), adc_seed=seed, dac_backpressure=int(backpressure))
+
+def _size(text):
+    from literecorder.sim.ssd import parse_size
+    return parse_size(text)
+
+def add_input_arguments(parser):
+    parser.add_argument("--input", default="pattern", choices=["pattern", "adc"],
+        help="The user record port's source: the simulated ADC (adc: a source that cannot wait, "
+             "attached through the AXI4-Stream port), or none (pattern, default: record the test stream).")
+    parser.add_argument("--input-rate", type=float, default=0, metavar="MBPS",
+        help="ADC rate in MB/s (at most width/8 x 100 MHz).")
+    parser.add_argument("--input-width", type=int, default=256, metavar="BITS",
+        help="Width of the ADC/DAC streams, a build option (32-512, default: %(default)s).")
+    parser.add_argument("--input-bytes", type=_size, default=0, metavar="SIZE",
+        help="ADC bytes per recording, `last` on the final beat (default 0: until the recording stops).")
+    parser.add_argument("--input-seed", type=int, default=1, help="ADC/DAC pattern seed (default: %(default)s).")
+    parser.add_argument("--output-backpressure", action="store_true",
+        help="The simulated DAC (replay output=user) back-pressures pseudo-randomly.")
+
+def simio_from_args(args):
+    return simio_args(args.input, args.input_rate, args.input_bytes, args.input_seed, args.input_width,
+        args.output_backpressure)
+
 # Command line -------------------------------------------------------------------------------------
 
 def split_commands(run):
@@ -501,6 +553,7 @@ def main(argv=None):
              "on otherwise idle cores.")
     parser.add_argument("--build-only",   action="store_true", help="Build and exit.")
     ssd_parser(parser)
+    add_input_arguments(parser)
     parser.add_argument("--verbose",      action="store_true", help="Show LiteX/Verilator output.")
     args = parser.parse_args(argv)
 
@@ -512,8 +565,10 @@ def main(argv=None):
         parser.error("--run: no command given")
     try:
         build = SimBuild(output_dir=args.output_dir, sys_clk_freq=int(args.sys_clk_freq),
-            n_ssds=args.ssds, trace=args.trace, threads=args.threads, verbose=args.verbose)
+            n_ssds=args.ssds, trace=args.trace, threads=args.threads, input_width=args.input_width,
+            verbose=args.verbose)
         devices = ssd_devices(args, args.ssds, build.sys_clk_freq)
+        simio   = simio_from_args(args)
     except ValueError as e:
         parser.error(str(e))
 
@@ -526,7 +581,7 @@ def main(argv=None):
         return 0
 
     if args.run is None:
-        run_dir = build.prepare_run("interactive", devices)
+        run_dir = build.prepare_run("interactive", devices, simio)
         print(f"[sim] interactive console (Ctrl-C to quit), run directory {run_dir}", flush=True)
         try:
             return subprocess.call([build.vsim], cwd=run_dir)
@@ -537,7 +592,7 @@ def main(argv=None):
     t0 = time.time()
     try:
         with SimSession(build, name="cli", devices=devices, boot_timeout=args.boot_timeout,
-            echo=echo) as s:
+            echo=echo, simio=simio) as s:
             for c in split_commands(args.run):
                 s.cmd(c, timeout=args.timeout)
             s.echo = None

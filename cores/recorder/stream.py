@@ -274,12 +274,13 @@ def user_to_axis(source, axis):
 
 class ControlPort(LiteXModule):
     """The recorder's hardware control, in the user's clock domain: ``start``, ``stop``, ``abort``,
-    ``trigger`` (pulses in), ``busy``, ``overflow``, ``error`` (levels out).
+    ``trigger`` (pulses in), ``busy``, ``running``, ``overflow``, ``error`` (levels out).
 
-    ``start`` starts a recording with the configuration the CPU left in the registers (armed).
+    ``start`` starts a recording with the configuration the CPU left in the registers (armed);
+    ``running`` is high while the recording/replay runs (after the configuration check).
     The ``sys_*`` signals are the same in the sys domain (the core's side)."""
     PULSES = ("start", "stop", "abort", "trigger")
-    LEVELS = ("busy", "overflow", "error")
+    LEVELS = ("busy", "running", "overflow", "error")
     def __init__(self, clock_domain="sys"):
         for name in self.PULSES + self.LEVELS:
             setattr(self, name, Signal(name=name))
