@@ -44,6 +44,7 @@ class LiteRecorderSimSoC(SoCCore):
         pcie_data_width  = 256,
         chunk_size       = 128*1024,
         input_width      = 256,
+        with_test_streams = True,
         **kwargs):
         # Parameters -------------------------------------------------------------------------------
         if not (1 <= n_ssds <= 8):
@@ -124,7 +125,8 @@ class LiteRecorderSimSoC(SoCCore):
         from literecorder.soc.recorder import add_recorder
         add_recorder(self, n_ports=n_ssds,
             record = self.simio.adc.source, record_cd = "adc",
-            replay = self.simio.dac.sink,   replay_cd = "adc")
+            replay = self.simio.dac.sink,   replay_cd = "adc",
+            with_test_streams = with_test_streams)
         self.comb += self.simio.run.eq(self.recorder_ctl.running)
 
         # Recorder configuration exported to the BIOS ----------------------------------------------

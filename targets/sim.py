@@ -166,7 +166,7 @@ class SimBuild:
         Build with waveform dumping enabled (``sim.fst``/``sim.vcd`` in the run directory).
     """
     def __init__(self, output_dir=None, sys_clk_freq=int(200e6), n_ssds=1, trace=False,
-        threads=1, input_width=256, jobs=None, verbose=False):
+        threads=1, input_width=256, test_streams=True, jobs=None, verbose=False):
         if int(1e12/sys_clk_freq) % 2 or (1e12/sys_clk_freq) != int(1e12/sys_clk_freq):
             raise ValueError(f"sys_clk_freq={sys_clk_freq}: the simulation needs an even clock "
                 "period in ps (e.g. 100e6, 125e6, 200e6, 250e6)")
@@ -180,6 +180,7 @@ class SimBuild:
             raise ValueError(f"input_width={input_width}: the simulated ADC/DAC streams are 32, 64, 128, "
                 "256 or 512 bits wide")
         self.input_width  = input_width
+        self.test_streams = bool(test_streams)
         self.jobs         = jobs or os.cpu_count() or 1
         self.verbose      = verbose
         if output_dir is None:
@@ -190,7 +191,7 @@ class SimBuild:
 
     def key(self):
         return dict(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds, trace=self.trace,
-            threads=self.threads, input_width=self.input_width)
+            threads=self.threads, input_width=self.input_width, test_streams=self.test_streams)
 
     def _log(self, msg):
         print(f"[sim] {msg}", flush=True)
@@ -243,7 +244,7 @@ class SimBuild:
             try:
                 # SoC construction logs (LiteX INFO lines) go to build.log too, unless --verbose.
                 soc = LiteRecorderSimSoC(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds,
-                    input_width=self.input_width)
+                    input_width=self.input_width, with_test_streams=self.test_streams)
                 self.soc = soc
                 builder = Builder(soc, output_dir=self.output_dir, compile_gateware=False,
                     csr_csv=os.path.join(self.output_dir, "csr.csv"))
@@ -518,6 +519,8 @@ def add_input_arguments(parser):
     parser.add_argument("--input-bytes", type=_size, default=0, metavar="SIZE",
         help="ADC bytes per recording, `last` on the final beat (default 0: until the recording stops).")
     parser.add_argument("--input-seed", type=int, default=1, help="ADC/DAC pattern seed (default: %(default)s).")
+    parser.add_argument("--no-test-streams", action="store_true",
+        help="Build without the test pattern source/checker (a SoC with user streams only).")
     parser.add_argument("--output-backpressure", action="store_true",
         help="The simulated DAC (replay output=user) back-pressures pseudo-randomly.")
 
@@ -566,7 +569,7 @@ def main(argv=None):
     try:
         build = SimBuild(output_dir=args.output_dir, sys_clk_freq=int(args.sys_clk_freq),
             n_ssds=args.ssds, trace=args.trace, threads=args.threads, input_width=args.input_width,
-            verbose=args.verbose)
+            test_streams=not args.no_test_streams, verbose=args.verbose)
         devices = ssd_devices(args, args.ssds, build.sys_clk_freq)
         simio   = simio_from_args(args)
     except ValueError as e:

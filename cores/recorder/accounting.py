@@ -75,7 +75,7 @@ class Accounting(LiteXModule):
             wr.adr.eq(self.drops),
             wr.we.eq(((self.word & (self.word_gap != 0)) | self.discard) & (self.drops < log_depth)),
             If(self.discard,
-                wr.dat_w.eq(Cat(self.discard_pos, self.discard_bytes, C(1, 1))),
+                wr.dat_w.eq(Cat(self.discard_pos, self.discard_bytes, Constant(0, GAP_BITS - 32), C(1, 1))),
             ).Else(
                 wr.dat_w.eq(Cat(self.bytes_in, self.word_gap, C(0, 1))),
             ),

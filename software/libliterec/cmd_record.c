@@ -254,6 +254,14 @@ int rec_job_check(struct rec_job *j)
 	j->ring_slots = PCIE_DRAM_WINDOW_SIZE/j->chunk;
 	if (j->ring_slots > RECORDER_SLOTS)
 		j->ring_slots = RECORDER_SLOTS;
+	if (j->buffer_bytes) {
+		if (j->buffer_bytes/j->chunk < 2 || j->buffer_bytes/j->chunk > j->ring_slots) {
+			printf("Error: buffer of %llu KiB: 2 to %lu chunks of %lu KiB (the DRAM window, %d slots at most)\n",
+				(unsigned long long)(j->buffer_bytes >> 10), j->ring_slots, j->chunk >> 10, RECORDER_SLOTS);
+			return -1;
+		}
+		j->ring_slots = j->buffer_bytes/j->chunk;
+	}
 	return 0;
 }
 
@@ -601,6 +609,9 @@ static int parse_common(const char *key, int klen, const char *val, struct rec_j
 			return -1;
 		}
 		j->chunk = x*1024;
+	} else if (KEY("buffer")) {
+		if (parse_mib("buffer", val, &j->buffer_bytes, 0))
+			return -1;
 	} else if (KEY("qd")) {
 		if (literec_parse_ulong(val, &j->qd) || j->qd == 0 || j->qd > RECORDER_SLOTS) {
 			printf("Error: invalid qd '%s': chunk commands in flight, 1..%d\n", val, RECORDER_SLOTS);
@@ -843,7 +854,7 @@ static const char *rec_usage_replay =
 	"rec_replay <lba> <mib> [seed=N] [ports=all|N] [chunk=KiB] [qd=N] [bytes=N] [region=MiB] [from=chunk]";
 static const char *rec_usage_start =
 	"rec_start <lba> <mib|until-stop[=<mib>]|ring=<mib>> [input=pattern|user] [policy=lossless|drop] [post=<mib>] "
-	"[trim-ahead=<mib>] [flush=0|1] [surplus=keep|flush] [arm=1] [chunk=KiB] [ports=all|N] [qd=N] [seed=N] [rate=MBps] [strict=0|1]";
+	"[trim-ahead=<mib>] [flush=0|1] [surplus=keep|flush] [arm=1] [buffer=<mib>] [chunk=KiB] [ports=all|N] [qd=N] [seed=N] [rate=MBps] [strict=0|1]";
 static const char *rec_usage_play =
 	"play_start <lba> <mib> [output=checker|user] [bytes=N] [region=<mib>] [from=<chunk>] [chunk=KiB] [ports=all|N] [qd=N] [seed=N]";
 
@@ -916,6 +927,19 @@ define_command(rec_replay, rec_replay_handler,
 	"Replay from the SSDs into the pattern checker: rec_replay <lba> <mib> [seed=] [ports=] [chunk=KiB] [qd=] [bytes=] [region=] [from=]",
 	LITEREC_CMDS);
 
+/* The configuration as the recorder holds it (read back: nothing truncated on the way). */
+static void print_config(const char *name)
+{
+	printf("RESULT name=%s first_lba=%llu last_lba=%llu chunk_bytes=%lu chunks=%llu bytes=%llu capacity=%llu rows=%llu "
+		"ring_slots=%lu post_bytes=%llu trim_rows=%lu port_mask=0x%lx\n", name,
+		(unsigned long long)recorder_first_lba_read(), (unsigned long long)recorder_last_lba_read(),
+		(unsigned long)recorder_chunk_bytes_read(), (unsigned long long)recorder_chunks_read(),
+		(unsigned long long)(recorder_chunks_read()*recorder_chunk_bytes_read()),
+		(unsigned long long)recorder_capacity_read(), (unsigned long long)recorder_rows_read(),
+		(unsigned long)recorder_ring_slots_read(), (unsigned long long)recorder_post_bytes_read(),
+		(unsigned long)recorder_trim_rows_read(), (unsigned long)recorder_port_mask_read());
+}
+
 static void rec_start_handler(int nb_params, char **params)
 {
 	struct rec_job j;
@@ -923,6 +947,7 @@ static void rec_start_handler(int nb_params, char **params)
 		return;
 	if (rec_job_start(&j))
 		return;
+	print_config("rec_start");
 	printf("rec_start: %s recording from %s input, %s, to ", mode_str(&j),
 		j.input == REC_INPUT_USER ? "the user's" : "the pattern", j.drop ? "drop policy" : "lossless");
 	rec_print_ports(j.mask);
@@ -941,6 +966,7 @@ static void play_start_handler(int nb_params, char **params)
 		return;
 	if (rec_job_start(&j))
 		return;
+	print_config("play_start");
 	printf("play_start: %llu bytes from ", (unsigned long long)j.bytes);
 	rec_print_ports(j.mask);
 	printf(" LBA %llu to the %s\n", (unsigned long long)j.lba, j.output == REC_OUTPUT_USER ? "user's output" : "checker");
