@@ -299,7 +299,7 @@ static uint32_t ctrl_config(struct rec_job *j)
 	c |= (j->arm ? 1 : 0) << CSR_RECORDER_CTRL_ARM_OFFSET;
 	/* Input outside the recording: the test source's surplus is always discarded (counted), the
 	 * user's waits unless surplus=flush. */
-	if (j->flush_surplus || (!j->replay && j->input == REC_INPUT_PATTERN))
+	if (j->surplus == REC_SURPLUS_FLUSH || (j->surplus == REC_SURPLUS_AUTO && !j->replay && j->input == REC_INPUT_PATTERN))
 		c |= 1 << CSR_RECORDER_CTRL_FLUSH_SURPLUS_OFFSET;
 	return c;
 }
@@ -384,6 +384,42 @@ int rec_job_start(struct rec_job *j)
 		return -1;
 	}
 	return 0;
+}
+
+void rec_flush_surplus(int on)
+{
+	uint32_t c = ctrl_config(&cur_job) & ~(1u << CSR_RECORDER_CTRL_FLUSH_SURPLUS_OFFSET);
+	recorder_ctrl_write(c | ((on ? 1u : 0u) << CSR_RECORDER_CTRL_FLUSH_SURPLUS_OFFSET));
+}
+
+/* Raw configuration: the registers as given, no check by the BIOS (the recorder's own checks). */
+int rec_raw_start(int replay, uint64_t first, uint64_t last, uint64_t start, uint64_t chunks, uint64_t nsze,
+	uint32_t mask, unsigned long chunk, uint32_t lba_size)
+{
+	struct rec_job j;
+	uint32_t st;
+	uint64_t t0;
+	rec_job_init(&j);
+	j.replay = replay; j.lba = first; j.last_lba = last; j.start_lba = start; j.chunks = chunks;
+	j.nsze = nsze; j.mask = mask; j.chunk = chunk; j.chunk_blocks = chunk/lba_size; j.lba_size = lba_size;
+	j.bytes = chunks*chunk; j.ring_slots = 64; j.nports = __builtin_popcount(mask);
+	j.surplus = REC_SURPLUS_FLUSH;
+	cur_job = j;
+	cur_valid = 1;
+	set_engines(mask, NVME_SRC_EXT);
+	configure(&j);
+	recorder_ctrl_write(ctrl_config(&j) | (1 << CSR_RECORDER_CTRL_START_OFFSET));
+	t0 = literec_cycles();
+	do
+		st = recorder_status_read();
+	while (!STATUS_BIT(st, RUNNING) && STATUS_BIT(st, BUSY) && literec_cycles() - t0 < literec_us_to_cycles(10000));
+	if (STATUS_BIT(st, RUNNING)) {
+		/* Accepted: it must not run, end it at once. */
+		recorder_ctrl_write(ctrl_config(&j) | (1 << CSR_RECORDER_CTRL_ABORT_OFFSET));
+		while (STATUS_BIT(recorder_status_read(), BUSY) && literec_cycles() - t0 < literec_us_to_cycles(1000000));
+	}
+	set_engines(mask, NVME_SRC_CPU);
+	return STATUS_BIT(st, RUNNING) ? REC_STATUS_NONE : STATUS_CODE(recorder_status_read());
 }
 
 /* Status ---------------------------------------------------------------------------------------- */
@@ -488,7 +524,8 @@ static void finish(struct rec_job *j, struct rec_result *r)
 	 * reported in words. */
 	set_engines(j->mask, NVME_SRC_CPU);
 #ifdef CSR_RECSTREAM_BASE
-	if (!j->replay && j->input == REC_INPUT_PATTERN)
+	/* (With surplus=keep the source's surplus waits at the port: it is left as it is.) */
+	if (!j->replay && j->input == REC_INPUT_PATTERN && j->surplus != REC_SURPLUS_KEEP)
 		recstream_ctrl_write(1 << CSR_RECSTREAM_CTRL_GEN_STOP_OFFSET);
 #endif
 	if (r->status == REC_STATUS_ERR_DEVICE || r->status == REC_STATUS_ERR_TIMEOUT) {
@@ -676,9 +713,9 @@ static int parse_record_opt(const char *key, int klen, const char *val, struct r
 		j->flush_after = x;
 	} else if (KEY("surplus")) {
 		if (!strcmp(val, "keep"))
-			j->flush_surplus = 0;
+			j->surplus = REC_SURPLUS_KEEP;
 		else if (!strcmp(val, "flush"))
-			j->flush_surplus = 1;
+			j->surplus = REC_SURPLUS_FLUSH;
 		else {
 			printf("Error: invalid surplus '%s': keep (input outside a recording waits) or flush (it is discarded and counted)\n", val);
 			return -1;
@@ -1106,5 +1143,48 @@ static void rec_drops_handler(int nb_params, char **params)
 	}
 }
 define_command(rec_drops, rec_drops_handler, "Drop log: rec_drops [first] [count]", LITEREC_CMDS);
+
+/* rec_raw: the recorder's own configuration checks, with the registers exactly as given. */
+static void rec_raw_handler(int nb_params, char **params)
+{
+	unsigned long long first, last, v;
+	uint64_t start, chunks = 1, nsze;
+	unsigned long chunk = LITEREC_CHUNK_SIZE;
+	uint32_t mask = 1;
+	int i, replay, code;
+	if (nb_params < 3 || (strcmp(params[0], "record") && strcmp(params[0], "replay")) ||
+		literec_parse_u64(params[1], &first) || literec_parse_u64(params[2], &last)) {
+		printf("rec_raw <record|replay> <first_lba> <last_lba> [start=lba] [chunks=N] [nsze=N] [chunk=KiB] [mask=N]\n"
+			"  (writes the registers as given, no check by the BIOS: shows the recorder's own status code)\n");
+		return;
+	}
+	if (!nvme_ctrls[0].initialized) {
+		printf("Error: nvme0: %s\n", nvme_strerror(NVME_ERR_NO_INIT));
+		return;
+	}
+	replay = !strcmp(params[0], "replay");
+	start = first;
+	nsze = nvme_ctrls[0].nsze;
+	for (i = 3; i < nb_params; i++) {
+		char *eq = strchr(params[i], '=');
+		if (!eq || literec_parse_u64(eq + 1, &v)) {
+			printf("Error: '%s': options are key=number\n", params[i]);
+			return;
+		}
+		if (!strncmp(params[i], "start=", 6)) start = v;
+		else if (!strncmp(params[i], "chunks=", 7)) chunks = v;
+		else if (!strncmp(params[i], "nsze=", 5)) nsze = v;
+		else if (!strncmp(params[i], "chunk=", 6)) chunk = v*1024;
+		else if (!strncmp(params[i], "mask=", 5)) mask = v;
+		else {
+			printf("Error: unknown option '%s'\n", params[i]);
+			return;
+		}
+	}
+	code = rec_raw_start(replay, first, last, start, chunks, nsze, mask, chunk, nvme_ctrls[0].lba_size);
+	printf("rec_raw: %s\n", code == REC_STATUS_NONE ? "accepted (ended at once)" : rec_status_str(code));
+	printf("RESULT name=rec_raw status=%d\n", code);
+}
+define_command(rec_raw, rec_raw_handler, "The recorder's own checks: rec_raw <record|replay> <first_lba> <last_lba> [...]", LITEREC_CMDS);
 
 #endif

@@ -21,7 +21,7 @@ struct rec_job {
 	int      input, output;      /* REC_INPUT_* / REC_OUTPUT_* index */
 	int      drop;               /* overflow policy: 0 lossless, 1 drop */
 	int      flush_after;        /* NVMe Flush after the recording */
-	int      flush_surplus;      /* discard (count) the input outside the recording */
+	int      surplus;            /* input outside the recording: REC_SURPLUS_* */
 	int      arm;                /* wait for the hardware start input */
 	uint32_t seed;
 	uint32_t mask;               /* ports the chunks are striped over */
@@ -47,6 +47,11 @@ struct rec_job {
 	uint64_t last_lba, start_lba, nsze;
 	unsigned long ring_slots;
 };
+
+/* Input that arrives outside a recording: auto = flushed for the test pattern, kept for the user's. */
+#define REC_SURPLUS_AUTO  0
+#define REC_SURPLUS_KEEP  1    /* waits at the port (lossless), recorded by the next recording */
+#define REC_SURPLUS_FLUSH 2    /* discarded and counted */
 
 struct rec_result {
 	int      ok;                 /* finished without an error or a refusal */
@@ -84,6 +89,12 @@ int rec_job_wait(struct rec_job *j, struct rec_result *r, uint64_t timeout_us, u
 /* Runs a checked job to its end; errors from the drives are printed with their status in words. */
 int rec_record_run(struct rec_job *j, struct rec_result *r);
 int rec_replay_run(struct rec_job *j, struct rec_result *r);
+/* Writes the registers as given (no BIOS check) and starts: the recorder's own status code
+ * (REC_STATUS_NONE: accepted, and ended at once). */
+int rec_raw_start(int replay, uint64_t first, uint64_t last, uint64_t start, uint64_t chunks, uint64_t nsze,
+	uint32_t mask, unsigned long chunk, uint32_t lba_size);
+/* Discard (and count) the input outside the recording, or let it wait. */
+void rec_flush_surplus(int on);
 /* The last job started (NULL: none). */
 struct rec_job *rec_current_job(void);
 /* MB/s x 1000 of bytes in cycles of the modeled clock. */
