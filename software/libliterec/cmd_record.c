@@ -109,6 +109,14 @@ static uint64_t source_rate(struct rec_job *j)
 	return (uint64_t)j->rate_mbps*1000000ULL*65536/((uint64_t)WORD*CONFIG_CLOCK_FREQUENCY);
 }
 
+static int ports_in(uint32_t mask)
+{
+	int n = 0;
+	for (; mask; mask >>= 1)
+		n += mask & 1;
+	return n;
+}
+
 static int port_index(uint32_t mask, int k)
 {
 	/* The port of the k-th enabled port. */
@@ -402,7 +410,7 @@ int rec_raw_start(int replay, uint64_t first, uint64_t last, uint64_t start, uin
 	rec_job_init(&j);
 	j.replay = replay; j.lba = first; j.last_lba = last; j.start_lba = start; j.chunks = chunks;
 	j.nsze = nsze; j.mask = mask; j.chunk = chunk; j.chunk_blocks = chunk/lba_size; j.lba_size = lba_size;
-	j.bytes = chunks*chunk; j.ring_slots = 64; j.nports = __builtin_popcount(mask);
+	j.bytes = chunks*chunk; j.ring_slots = 64; j.nports = ports_in(mask);
 	j.surplus = REC_SURPLUS_FLUSH;
 	cur_job = j;
 	cur_valid = 1;
