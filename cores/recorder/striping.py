@@ -17,8 +17,9 @@ may start at any row and port (``start_lba``, ``start_port``: a ring replayed fr
 chunk) and wraps from ``last_lba`` to ``first_lba``.
 
 Trim ahead (``trim_rows`` > 0): before a row is written it is deallocated (Dataset Management,
-one command per port), the trims running up to ``trim_rows`` rows ahead of the writes; a write
-waits until its row's trims completed (one row of trims in flight at a time, so a count is exact).
+one command per port), the trims running ``trim_rows`` rows ahead of the writes (the next row to
+write and the ``trim_rows - 1`` after it); a write waits until its row's trims completed (one row of
+trims in flight at a time, so a count is exact).
 Flush (``flush``): one NVMe Flush per enabled port, after the last write.
 """
 
@@ -219,7 +220,7 @@ class Striper(LiteXModule):
             self.idle.eq((inflight == 0) & ~trim_busy & ~flush_pend & fsm.ongoing("IDLE")),
             # Trims run up to trim_rows rows ahead of the data, inside the region unless ring.
             trim_due.eq((self.trim_rows != 0) & ~self.replay & ~trim_busy & ~self.error &
-                (tw.rows <= walker.rows + self.trim_rows) & (self.ring | (tw.rows < self.region_rows))),
+                (tw.rows < walker.rows + self.trim_rows) & (self.ring | (tw.rows < self.region_rows))),
             # A data command: its row trimmed (if trimming), below the in-flight limit.
             data_ok.eq(self.enable & self.more & ~self.error & (inflight < self.max_inflight) &
                 ((self.trim_rows == 0) | self.replay | (self.trimmed_rows > walker.rows))),
