@@ -49,6 +49,7 @@ from literecorder import ROOT
 SIM_MODULES_DIR = os.path.join(ROOT, "sim", "modules")
 ADC_CLK_FREQ    = int(100e6)     # Clock domain "adc" of the simulated user streams.
 PROMPT_RE       = re.compile(rb"litex(\x1b\[0m)?> ")
+BIOS_LINE_MAX   = 63             # LiteX's BIOS readline buffer (64 bytes with the terminator).
 ANSI_RE         = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 
 class SimError(Exception):
@@ -385,6 +386,9 @@ class SimSession:
 
     def cmd(self, command, timeout=300):
         """Type a command, wait for the next prompt, return its output (without the echo)."""
+        if len(command) > BIOS_LINE_MAX:
+            raise SimError(f"{command!r}: {len(command)} characters, the BIOS command line holds "
+                f"{BIOS_LINE_MAX} (LiteX's readline buffer); set options with rec_set first")
         start = len(self.buf)
         self.proc.stdin.write(command.encode() + b"\r")
         self.proc.stdin.flush()

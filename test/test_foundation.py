@@ -148,3 +148,10 @@ def test_soc_refuses_a_64_bit_datapath():
     from literecorder.soc.recorder import RecorderConfig
     with pytest.raises(ValueError, match="allowed are 128, 256, 512"):
         RecorderConfig(sys_clk_freq=100e6, pcie_data_width=64)
+
+@pytest.mark.unit
+def test_register_documentation_is_current():
+    # doc/registers.md is generated from the SoC's CSRs: a register change must regenerate it.
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "regdoc.py"), "--check"],
+        capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -86,7 +86,8 @@ def test_lossless_source_that_waits_loses_nothing_and_the_back_pressure_is_count
     sim = start_sim(ssd=["--ssd-profile", "tlc-slc", "--ssd-opt", "cache_size=32MiB", "--ns-size", "1GiB"])
     init(sim)
     size, seed = 96*MiB, 0x1e55
-    out = sim.cmd(f"rec_start 0 96 input=pattern policy=lossless rate=2200 seed={seed} buffer=8")
+    sim.cmd(f"rec_set rate=2200 seed={seed} buffer=8")
+    out = sim.cmd("rec_start 0 96 input=pattern policy=lossless")
     assert "RESULT name=rec_start" in out, out
     wait(sim)
     st = status(sim)
@@ -166,7 +167,7 @@ def test_bad_start_arguments_are_refused_with_what_is_allowed(start_sim):
         ("0 8 policy=maybe",         "invalid policy 'maybe'"),
         ("0 8 post=1",               "post= is for ring recordings"),
         ("0 ring=8 post=16",         "exceeds the ring"),
-        ("0 ring=7",                 "not a whole, non-zero number of rows"),
+        ("0 ring=7 chunk=2048",      "not a whole, non-zero number of rows"),
         ("0 8 buffer=1024",          "buffer of 1048576 KiB"),
         ("0 until-stop=x",           "invalid until-stop region 'x'"),
         ("0 8 trim-ahead=8",         "reaches past the region"),
@@ -175,6 +176,7 @@ def test_bad_start_arguments_are_refused_with_what_is_allowed(start_sim):
     ]:
         out = sim.cmd(f"rec_start {args}")
         assert message in out and "RESULT name=rec_start" not in out, (args, out)
-    for cmd, message in [("rec_stop", "no recording or replay was started"), ("play_start 0 8 output=dac", "invalid output 'dac'"),
+    for cmd, message in [("rec_stop", "no recording or replay was started"),
+                         ("rec_set policy=maybe", "invalid policy 'maybe'"), ("rec_set color=red", "unknown option 'color'"), ("play_start 0 8 output=dac", "invalid output 'dac'"),
                          ("rec_wait 0", "invalid timeout '0'")]:
         assert message in sim.cmd(cmd), cmd

@@ -219,7 +219,7 @@ class Striper(LiteXModule):
             inflight.eq(ptr.count - self.completed),
             self.idle.eq((inflight == 0) & ~trim_busy & ~flush_pend & fsm.ongoing("IDLE")),
             # Trims run up to trim_rows rows ahead of the data, inside the region unless ring.
-            trim_due.eq((self.trim_rows != 0) & ~self.replay & ~trim_busy & ~self.error &
+            trim_due.eq(self.enable & (self.trim_rows != 0) & ~self.replay & ~trim_busy & ~self.error &
                 (tw.rows < walker.rows + self.trim_rows) & (self.ring | (tw.rows < self.region_rows))),
             # A data command: its row trimmed (if trimming), below the in-flight limit.
             data_ok.eq(self.enable & self.more & ~self.error & (inflight < self.max_inflight) &

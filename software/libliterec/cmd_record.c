@@ -788,12 +788,41 @@ static int parse_replay_opt(const char *key, int klen, const char *val, struct r
 	return 1;
 }
 
+/* Options set with rec_set apply to every following rec_start/play_start/rec_record/rec_replay
+ * (a BIOS command line holds 63 characters). */
+#define REC_SET_MAX 12
+static char rec_set_opts[REC_SET_MAX][32];
+static int rec_set_n;
+
+static int apply_opt(const char *opt, int replay, unsigned long mib, const char *usage, struct rec_job *j, int from_set)
+{
+	const char *eq = strchr(opt, '=');
+	const char *val = eq ? eq + 1 : "";
+	int klen = eq ? (int)(eq - opt) : (int)strlen(opt), r;
+	if (!eq) {
+		printf("Error: '%s': options are key=value\n%s\n", opt, usage);
+		return -1;
+	}
+	r = parse_common(opt, klen, val, j);
+	if (r == 0)
+		r = replay ? parse_replay_opt(opt, klen, val, j) : parse_record_opt(opt, klen, val, j, mib);
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		if (from_set)
+			return 0;      /* a rec_set option of the other direction */
+		printf("Error: unknown option '%.*s'\n%s\n", klen, opt, usage);
+		return -1;
+	}
+	return 0;
+}
+
 /* cmd <lba> <size> [key=value ...]; size: MiB, or (record) until-stop[=MiB] / ring=MiB. */
 static int parse_args(int nb_params, char **params, int replay, int extended, const char *usage, struct rec_job *j)
 {
 	unsigned long long v;
 	unsigned long mib = 0;
-	int i, r;
+	int i;
 	rec_job_init(j);
 	j->replay = replay;
 	if (nb_params < 2) {
@@ -828,24 +857,17 @@ static int parse_args(int nb_params, char **params, int replay, int extended, co
 		}
 		j->bytes = (uint64_t)mib << 20;
 	}
+	for (i = 0; i < rec_set_n; i++)
+		if (apply_opt(rec_set_opts[i], replay, mib, usage, j, 1))
+			return -1;
 	for (i = 2; i < nb_params; i++) {
-		char *eq = strchr(params[i], '=');
-		const char *val = eq ? eq + 1 : "";
-		int klen = eq ? (int)(eq - params[i]) : (int)strlen(params[i]);
-		if (!eq) {
-			printf("Error: '%s': options are key=value\n%s\n", params[i], usage);
+		if (!extended && (!strncmp(params[i], "input=", 6) || !strncmp(params[i], "policy=", 7) ||
+			!strncmp(params[i], "output=", 7))) {
+			printf("Error: unknown option '%.*s'\n%s\n", (int)(strchr(params[i], '=') - params[i]), params[i], usage);
 			return -1;
 		}
-		r = parse_common(params[i], klen, val, j);
-		if (r == 0)
-			r = replay ? parse_replay_opt(params[i], klen, val, j) : parse_record_opt(params[i], klen, val, j, mib);
-		if (r < 0)
+		if (apply_opt(params[i], replay, mib, usage, j, 0))
 			return -1;
-		if (r == 0 || (!extended && (!strncmp(params[i], "input", klen) || !strncmp(params[i], "policy", klen) ||
-			!strncmp(params[i], "output", klen)))) {
-			printf("Error: unknown option '%.*s'\n%s\n", klen, params[i], usage);
-			return -1;
-		}
 	}
 	if (j->stop_bytes && j->abort_bytes) {
 		printf("Error: stop= and abort= exclude each other\n");
@@ -1090,12 +1112,13 @@ static void print_status(struct rec_job *j, struct rec_result *r)
 		j->ring_slots, (unsigned long long)r->cycles);
 	print_fixed3(rec_kbps(bytes, r->cycles));
 	printf(" chunks=%llu bytes_out=%llu stalls=%llu surplus=%llu keep_errors=%llu wraps=%llu trigger=%llu oldest=%llu "
-		"addr_last=%llu addr_last_port=%d temperature_c=%d error=%d err_status=0x%04lx\n",
+		"addr_last=%llu addr_last_port=%d temperature_c=%d error=%d err_status=0x%04lx trims=%llu trimmed_rows=%llu requested=%llu\n",
 		(unsigned long long)r->chunks, (unsigned long long)(j->replay ? r->bytes : 0), (unsigned long long)r->stalls,
 		(unsigned long long)r->surplus, (unsigned long long)r->keep_errors, (unsigned long long)r->wraps,
 		(unsigned long long)r->trigger_pos, (unsigned long long)r->oldest, (unsigned long long)r->addr_last,
 		(int)recorder_addr_last_port_read(), temp, r->status >= REC_STATUS_ERR_DEVICE,
-		(unsigned long)r->err_status);
+		(unsigned long)r->err_status, (unsigned long long)recorder_trims_read(),
+		(unsigned long long)recorder_trimmed_rows_read(), (unsigned long long)recorder_requested_read());
 }
 
 static void rec_status_handler(int nb_params, char **params)
@@ -1151,6 +1174,55 @@ static void rec_drops_handler(int nb_params, char **params)
 	}
 }
 define_command(rec_drops, rec_drops_handler, "Drop log: rec_drops [first] [count]", LITEREC_CMDS);
+
+static void rec_set_handler(int nb_params, char **params)
+{
+	struct rec_job j;
+	int i, r;
+	if (nb_params == 1 && !strcmp(params[0], "clear")) {
+		rec_set_n = 0;
+		printf("rec_set: cleared\n");
+		return;
+	}
+	for (i = 0; i < nb_params; i++) {
+		const char *eq = strchr(params[i], '=');
+		int k, klen = eq ? (int)(eq - params[i]) : 0;
+		if (!eq || strlen(params[i]) >= sizeof(rec_set_opts[0])) {
+			printf("Error: '%s': rec_set takes key=value options (under %d characters), or clear\n", params[i],
+				(int)sizeof(rec_set_opts[0]));
+			return;
+		}
+		/* Check it as an option of either direction (an invalid value is refused here). */
+		rec_job_init(&j);
+		r = parse_common(params[i], klen, eq + 1, &j);
+		if (r == 0)
+			r = parse_record_opt(params[i], klen, eq + 1, &j, ~0UL);
+		if (r == 0)
+			r = parse_replay_opt(params[i], klen, eq + 1, &j);
+		if (r < 0)
+			return;
+		if (r == 0) {
+			printf("Error: unknown option '%.*s'\n", klen, params[i]);
+			return;
+		}
+		for (k = 0; k < rec_set_n; k++)
+			if (!strncmp(rec_set_opts[k], params[i], klen + 1))
+				break;
+		if (k == rec_set_n) {
+			if (rec_set_n == REC_SET_MAX) {
+				printf("Error: %d options at most (rec_set clear)\n", REC_SET_MAX);
+				return;
+			}
+			rec_set_n++;
+		}
+		strcpy(rec_set_opts[k], params[i]);
+	}
+	printf("rec_set:");
+	for (i = 0; i < rec_set_n; i++)
+		printf(" %s", rec_set_opts[i]);
+	printf("%s\n", rec_set_n ? "" : " (none)");
+}
+define_command(rec_set, rec_set_handler, "Options for the following rec_start/play_start/rec_record/rec_replay: rec_set key=value ... | clear", LITEREC_CMDS);
 
 /* rec_raw: the recorder's own configuration checks, with the registers exactly as given. */
 static void rec_raw_handler(int nb_params, char **params)
