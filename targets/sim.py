@@ -45,6 +45,7 @@ def _bootstrap():
 _bootstrap()
 
 from literecorder import ROOT
+from literecorder.soc.recorder_soc import parse_size
 
 SIM_MODULES_DIR = os.path.join(ROOT, "sim", "modules")
 PROMPT_RE       = re.compile(rb"litex(\x1b\[0m)?> ")
@@ -135,15 +136,33 @@ class SimBuild:
         Number of SSD ports (root port + queue engine each).
     trace : bool
         Build with waveform dumping enabled (``sim.fst``/``sim.vcd`` in the run directory).
+    dram : str
+        DRAM model: ``"sim"`` (64-bit DDR3 at the simulation clock) or a board (``kc705``,
+        ``kcu105``, ``zcu106``: that board's DRAM, at its system clock).
+    pcie_data_width, chunk_size, ring_slots :
+        As the board targets' ``--pcie-data-width``, ``--chunk-size``, ``--ring-size``.
     """
-    def __init__(self, output_dir=None, sys_clk_freq=int(200e6), n_ssds=1, trace=False,
-        jobs=None, verbose=False):
+    def __init__(self, output_dir=None, sys_clk_freq=None, n_ssds=1, trace=False,
+        jobs=None, verbose=False, dram="sim", pcie_data_width=256, chunk_size=128*1024,
+        ring_slots=256):
+        from literecorder.soc.sim_soc import sim_dram
+        from literecorder.soc.recorder import RecorderConfig
+        _, sys_clk_freq = sim_dram(dram, sys_clk_freq)
+        if sys_clk_freq is None:
+            sys_clk_freq = int(200e6)
         if int(1e12/sys_clk_freq) % 2 or (1e12/sys_clk_freq) != int(1e12/sys_clk_freq):
             raise ValueError(f"sys_clk_freq={sys_clk_freq}: the simulation needs an even clock "
                 "period in ps (e.g. 100e6, 125e6, 200e6, 250e6)")
+        RecorderConfig(sys_clk_freq, n_ssds, pcie_data_width, chunk_size) # Checks the parameters.
+        if not (2 <= ring_slots <= 256 and (ring_slots & (ring_slots - 1)) == 0):
+            raise ValueError(f"ring size {ring_slots}: a power of two from 2 to 256 chunk slots")
         self.sys_clk_freq = int(sys_clk_freq)
         self.n_ssds       = n_ssds
         self.trace        = trace
+        self.dram            = dram
+        self.pcie_data_width = pcie_data_width
+        self.chunk_size      = chunk_size
+        self.ring_slots      = ring_slots
         self.jobs         = jobs or os.cpu_count() or 1
         self.verbose      = verbose
         if output_dir is None:
@@ -153,7 +172,9 @@ class SimBuild:
         self.vsim        = os.path.join(self.gateware, "obj_dir", "Vsim")
 
     def key(self):
-        return dict(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds, trace=self.trace)
+        return dict(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds, trace=self.trace,
+            dram=self.dram, pcie_data_width=self.pcie_data_width, chunk_size=self.chunk_size,
+            ring_slots=self.ring_slots)
 
     def _log(self, msg):
         print(f"[sim] {msg}", flush=True)
@@ -205,7 +226,9 @@ class SimBuild:
         with _redirect_fds(None if self.verbose else log):
             try:
                 # SoC construction logs (LiteX INFO lines) go to build.log too, unless --verbose.
-                soc = LiteRecorderSimSoC(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds)
+                soc = LiteRecorderSimSoC(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds,
+                    dram=self.dram, pcie_data_width=self.pcie_data_width,
+                    chunk_size=self.chunk_size, ring_slots=self.ring_slots)
                 self.soc = soc
                 builder = Builder(soc, output_dir=self.output_dir, compile_gateware=False,
                     csr_csv=os.path.join(self.output_dir, "csr.csv"))
@@ -440,10 +463,19 @@ def main(argv=None):
         help="Build directory (default: %(default)s).")
     parser.add_argument("--trace",        action="store_true",
         help="Dump waveforms (FST) to <output-dir>/runs/<run>/sim.fst.")
-    parser.add_argument("--sys-clk-freq", type=float, default=200e6,
-        help="Modeled hardware clock in Hz (default: %(default).0f).")
+    parser.add_argument("--sys-clk-freq", type=float, default=None,
+        help="Modeled hardware clock in Hz (default: 200e6, or the board's with --dram BOARD).")
     parser.add_argument("--ssds",         type=int, default=1,
         help="Number of simulated SSDs, each on its own root port (1-8, default: %(default)s).")
+    parser.add_argument("--dram",         default="sim", choices=["sim", "kc705", "kcu105", "zcu106"],
+        help="DRAM model: sim (64-bit DDR3 at the simulation clock, default) or a board's DRAM "
+             "(module, width, rate at its 125 MHz system clock: its bandwidth).")
+    parser.add_argument("--pcie-data-width", type=int, default=256, choices=[128, 256, 512],
+        help="TLP datapath width in bits (default: %(default)s).")
+    parser.add_argument("--chunk-size",   type=parse_size, default=128*1024,
+        help="Default recorder chunk (one NVMe command), power of two >= 128KiB (default: 128KiB).")
+    parser.add_argument("--ring-size",    type=int, default=256,
+        help="Chunk slots of the recorder's ring in DRAM, power of two 2-256 (default: %(default)s).")
     parser.add_argument("--build-only",   action="store_true", help="Build and exit.")
     ssd_parser(parser)
     parser.add_argument("--verbose",      action="store_true", help="Show LiteX/Verilator output.")
@@ -456,9 +488,12 @@ def main(argv=None):
     if args.run is not None and not split_commands(args.run):
         parser.error("--run: no command given")
     try:
-        build = SimBuild(output_dir=args.output_dir, sys_clk_freq=int(args.sys_clk_freq),
-            n_ssds=args.ssds, trace=args.trace, verbose=args.verbose)
-        devices = ssd_devices(args, args.ssds, build.sys_clk_freq)
+        build = SimBuild(output_dir=args.output_dir,
+            sys_clk_freq=None if args.sys_clk_freq is None else int(args.sys_clk_freq),
+            n_ssds=args.ssds, trace=args.trace, verbose=args.verbose, dram=args.dram,
+            pcie_data_width=args.pcie_data_width, chunk_size=args.chunk_size,
+            ring_slots=args.ring_size)
+        devices = ssd_devices(args, args.ssds, build.sys_clk_freq, build.pcie_data_width)
     except ValueError as e:
         parser.error(str(e))
 
