@@ -89,6 +89,8 @@ def board_main(board, platform_cls, soc_cls, programmer, flash=True, argv=None):
             **parser.soc_argdict)
     except ValueError as e:
         parser.error(str(e))
+    # The BIOS Makefiles call `python3 -m litex...`: the interpreter running us must come first.
+    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
     builder = Builder(soc, **parser.builder_argdict)
     builder.build(**parser.toolchain_argdict, run=args.build)
 
