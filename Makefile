@@ -4,6 +4,7 @@
 #   make test    run the whole test suite (unit + system)
 #   make bench   benchmarks (model link limits and profile curves, full-system nvme_bench)
 #   make synth   logic cost of the NVMe datapath (Yosys)
+#   make resources  whole board designs with Yosys: resources per block, logic depth
 #
 # Both install the toolchain first (Debian packages + .venv with pinned PyPI versions), once.
 
@@ -14,8 +15,9 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 SIMARGS ?=
 PYTEST_ARGS ?=
 BENCHARGS ?=
+RESOURCESARGS ?=
 
-.PHONY: all install sim test test-unit test-system bench synth clean distclean
+.PHONY: all install sim test test-unit test-system bench synth resources clean distclean
 
 all: sim
 
@@ -45,6 +47,11 @@ bench: $(STAMP)
 # Logic cost of the NVMe datapath with Yosys (synth_xilinx, UltraScale+), about 10 minutes.
 synth: $(STAMP)
 	$(PYTHON) test/bench_synth.py --out build/synth
+
+# Resources of the whole board designs (KC705, KCU105, ZCU106; Yosys synth_xilinx, hard IP
+# black-boxed): LUT/FF/BRAM/DSP per block and the deepest logic path of the datapath.
+resources: $(STAMP)
+	$(PYTHON) test/bench_resources.py --out build/resources $(RESOURCESARGS)
 
 clean:
 	rm -rf build

@@ -311,6 +311,20 @@ def test_kc705_command_generates_everything_with_the_bios(tmp_path):
         ("LITEREC_LINK_WIDTH", 4), ("PCIE_BOOT_LINK_TIMEOUT_US", 500000)]:
         assert re.search(rf"#define {name} {value}\b", soc_h), name
 
+@pytest.mark.unit
+@pytest.mark.parametrize("args, message", [
+    (["--dram", "kcu105", "--sys-clk-freq", "200e6"], "--dram kcu105 models the KCU105's DRAM through a "
+        "1:4 PHY at its system clock of 125 MHz (1000 MT/s); --sys-clk-freq 200 MHz contradicts it"),
+    (["--dram", "vc707"],            "argument --dram: invalid choice: 'vc707'"),
+    (["--ring-size", "6"],           "ring size 6: a power of two from 2 to 256 chunk slots"),
+    (["--chunk-size", "96KiB"],      "chunk_size=98304: must be a power of two >= 131072"),
+    (["--pcie-data-width", "64"],    "argument --pcie-data-width: invalid choice: 64"),
+])
+def test_sim_refuses_bad_board_options(args, message):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "targets", "sim.py"), *args, "--build-only"],
+        capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and message in r.stderr, r.stderr[-1500:]
+
 # DRAM budget --------------------------------------------------------------------------------------
 
 @pytest.mark.unit
@@ -394,3 +408,27 @@ def test_perst_sequencer_follows_a_long_request_and_checks_its_parameters():
         PERSTSequencer(1e6, min_time=0)
     with pytest.raises(ValueError, match="sys_clk_freq must be positive"):
         PERSTSequencer(0)
+
+# User stream --------------------------------------------------------------------------------------
+
+@pytest.mark.unit
+def test_a_user_stream_replaces_the_test_pattern_source():
+    """``recorder_streams()`` of a subclass feeds the recorder (the documented way to attach a
+    user's data): the user's endpoint drives the recorder's sink in the generated Verilog."""
+    import logging
+    from litex.soc.interconnect import stream
+    from literecorder.soc.sim_soc import LiteRecorderSimSoC
+    class UserStreamSoC(LiteRecorderSimSoC):
+        def recorder_streams(self):
+            self.user = stream.Endpoint([("data", 512)], name="userstream")
+            return self.user, None
+    logging.disable(logging.INFO)
+    try:
+        soc = UserStreamSoC(n_ssds=1)
+        soc.finalize()
+        v = str(soc.platform.get_verilog(soc))
+    finally:
+        logging.disable(logging.NOTSET)
+    assert soc.recorder.data_width == 512
+    assert re.search(r"\w*recorder\w*sink\w*valid\w* = \w*userstream_valid", v) or \
+        re.search(r"assign \w*userstream_ready = \w*recorder\w*", v), "user stream not connected"

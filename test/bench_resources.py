@@ -1,0 +1,368 @@
+#!/usr/bin/env python3
+#
+# This file is part of LiteRecorder.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Resources of the whole board designs with Yosys (``make resources``): each target is generated
+(no Vivado), synthesized with Debian's Yosys ``synth_xilinx`` for its family with the PCIe hard IP
+black-boxed, and reported per block, with the deepest logic path of the datapath.
+
+    .venv/bin/python test/bench_resources.py [--boards kc705,kcu105,zcu106] [--ssds N]
+                                             [--out build/resources] [--timeout 3600]
+
+Blocks: the generated top is one flat Verilog module (plus the CPU's); its cells are assigned to a
+block by the names of the signals they drive (LiteX names every signal after the module that owns
+it: ``rcrootcomplex0_...``, ``nvmehost1_...``, ``basesoc_sdram_...``), through unnamed intermediate
+signals to the next named one; Yosys ``submod`` then makes one module per block and
+``synth_xilinx`` maps them (hierarchy kept: no optimization across block boundaries).
+
+    CPU        VexRiscv (its own module) and its bus interfaces
+    LiteDRAM   controller, crossbar, L2 cache, DRAM PHY
+    root port  root-port PHY wrappers (CDC FIFOs, descriptor conversion, configuration)
+    root cplx  root complex: TLP layer, requester, completer, SRAM/DRAM windows
+    NVMe host  queue engines, request generators, statistics
+    recorder   recorder ring, test streams, DRAM pattern engine
+    SoC        bus, CSRs, UART, timer, CRG, LEDs
+
+Logic depth: on the flattened mapped netlist, the longest path in LUT levels (LUT1-LUT6; MUXF7/F8
+inside a level; carry cells counted apart) between sequential elements (flip-flops, block RAMs,
+LUT RAM, DSPs, ports, black boxes), per block of the path's end register; the datapath figure is
+the deepest of root port, root complex, NVMe host and recorder, named by its start and end signals.
+
+Per board::
+
+    RESULT name=resources board=... ssds=N lut=N ff=N ramb36=X dsp=N lutram=N seconds=T
+    RESULT name=resources_block board=... block=... lut=N lut_share=P ff=N ...
+    RESULT name=logic_depth board=... block=... levels=N carry=N from=... to=...
+"""
+
+import os
+import re
+import sys
+import json
+import time
+import argparse
+import subprocess
+from collections import defaultdict
+
+TEST_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, TEST_DIR)
+sys.path.insert(0, os.path.join(os.path.dirname(TEST_DIR), "targets"))
+import _bootstrap # noqa: F401
+
+import board_checks as bc
+from literecorder.soc import fpga_drive_fmc
+
+ROOT = bc.ROOT
+
+# Part resources (datasheet product tables: DS180 7 series, DS890 UltraScale, DS891 Zynq US+).
+PARTS = {
+    "kc705":  dict(part="XC7K325T", family="xc7",  lut=203800, ff=407600, ramb36=445, dsp=840),
+    "kcu105": dict(part="XCKU040",  family="xcu",  lut=242400, ff=484800, ramb36=600, dsp=1920),
+    "zcu106": dict(part="XCZU7EV",  family="xcup", lut=230400, ff=460800, ramb36=312, dsp=1728),
+}
+
+BLOCKS = ["CPU", "LiteDRAM", "root port", "root cplx", "NVMe host", "recorder", "SoC"]
+DATAPATH = ["root port", "root cplx", "NVMe host", "recorder"]
+
+# Block of a signal name (None: an unnamed or generated intermediate, look further).
+_RULES = [
+    (r"(basesoc_)?(vexriscv|cpu|ibus|dbus|interrupt)", "CPU"),
+    (r"(basesoc_)?(sdram|\w*ddrphy\d*|port|l2|tag|data|word|litedramnativeport\d*|idelayctrl)", "LiteDRAM"),
+    (r"(s7|us|usp)rootportphy\d*|pcie\d*_phy", "root port"),
+    (r"rcrootcomplex\d*|rc|sramwindow\d*|dramwindow\d*|rctlptx\d*|rccompleter\d*", "root cplx"),
+    (r"nvmehost\d*|nvme\d*|nvme_(sq|cq|prp|info)", "NVMe host"),
+    (r"add_recorder|recorder\w*|drampat\w*|recstream\w*", "recorder"),
+]
+
+def block_of(name):
+    n = name.lstrip("\\")
+    if n.startswith("$"):
+        return None
+    n = re.sub(r"^(board_main|generate|builder)_", "", n)
+    if re.match(r"(rhs|t|comb|sync|cases|new|f|complexslicelowerer|self)\d*(_|$)", n):
+        return None                                 # Temporaries of the Verilog writer.
+    if n.startswith("csr"):
+        return "SoC"
+    for pattern, block in _RULES:
+        if re.match(rf"({pattern})(_|$|\d)", n):
+            return block
+    return "SoC"
+
+# Yosys ------------------------------------------------------------------------------------------
+
+def yosys(script, log, timeout):
+    with open(log, "w") as f:
+        r = subprocess.run(["yosys", "-q", "-l", log + ".full", "-p", script], stdout=f,
+            stderr=subprocess.STDOUT, timeout=timeout)
+    if r.returncode != 0:
+        raise RuntimeError(f"yosys failed (see {log}.full)")
+
+def partition(pre_json, top):
+    """Adds a ``submod`` attribute (block name) to every cell of ``top``."""
+    with open(pre_json) as f:
+        design = json.load(f)
+    mod = design["modules"][top]
+    named = {}                                       # bit -> block
+    for name, net in mod["netnames"].items():
+        b = block_of(name)
+        if b is not None:
+            for bit in net["bits"]:
+                if isinstance(bit, int):
+                    named.setdefault(bit, b)
+    readers = defaultdict(list)
+    for cname, cell in mod["cells"].items():
+        dirs = cell.get("port_directions", {})
+        for port, bits in cell["connections"].items():
+            if dirs.get(port, "input") == "input":
+                for bit in bits:
+                    if isinstance(bit, int):
+                        readers[bit].append(cname)
+    def outputs(cell):
+        dirs = cell.get("port_directions", {})
+        return [b for p, bits in cell["connections"].items() if dirs.get(p) == "output"
+            for b in bits if isinstance(b, int)]
+    assigned = {}
+    for cname, cell in mod["cells"].items():
+        b = block_of(cname) if not cname.startswith("$") else None
+        if b is None:
+            for bit in outputs(cell):
+                if bit in named:
+                    b = named[bit]
+                    break
+        if b is None:                                # Follow unnamed signals to a named one.
+            seen, frontier = {cname}, [cname]
+            while frontier and b is None and len(seen) < 2000:
+                nxt = []
+                for c in frontier:
+                    for bit in outputs(mod["cells"][c]):
+                        if bit in named:
+                            b = named[bit]
+                            break
+                        for r in readers[bit]:
+                            if r not in seen:
+                                seen.add(r)
+                                nxt.append(r)
+                    if b is not None:
+                        break
+                frontier = nxt
+        if cell["type"] == "VexRiscv":
+            b = "CPU"
+        assigned[cname] = b or "SoC"
+        cell.setdefault("attributes", {})["submod"] = "blk_" + re.sub(r"\W", "_", assigned[cname])
+    return design, assigned
+
+# Counting ---------------------------------------------------------------------------------------
+
+def count_cells(design, module, memo=None):
+    """Cell counts of ``module`` with its submodules (hierarchy of a mapped design)."""
+    memo = {} if memo is None else memo
+    if module in memo:
+        return memo[module]
+    c = defaultdict(float)
+    for cell in design["modules"][module]["cells"].values():
+        t = cell["type"]
+        if t in design["modules"] and not design["modules"][t].get("attributes", {}).get("blackbox"):
+            for k, v in count_cells(design, t, memo).items():
+                c[k] += v
+        elif re.fullmatch(r"LUT[1-6]", t):
+            c["lut"] += 1
+        elif re.fullmatch(r"FD[CPRSE]E?(_1)?", t) or t in ("FDRE", "FDSE", "FDCE", "FDPE"):
+            c["ff"] += 1
+        elif t in ("RAMB36E1", "RAMB36E2"):
+            c["ramb36"] += 1
+        elif t in ("RAMB18E1", "RAMB18E2"):
+            c["ramb36"] += 0.5
+        elif t.startswith("DSP48"):
+            c["dsp"] += 1
+        elif re.match(r"RAM\d+[MX]", t) or t.startswith(("SRL", "RAM32", "RAM64", "RAM128", "RAM256")):
+            c["lutram"] += 1
+        elif t.startswith("CARRY"):
+            c["carry"] += 1
+    memo[module] = dict(c)
+    return memo[module]
+
+# Logic depth ------------------------------------------------------------------------------------
+
+COMB = re.compile(r"LUT[1-6]|MUXF[78]|MUXF9|CARRY[48]|INV|BUF|\$_(NOT|AND|OR|XOR|MUX)_")
+
+def logic_depth(flat, top):
+    """{block: (levels, carry, from, to)}: deepest LUT path between sequential elements, by the
+    block of its end signal."""
+    mod   = flat["modules"][top]
+    cells = mod["cells"]
+    names = {}
+    for name, net in mod["netnames"].items():
+        if name.startswith("$") or net.get("hide_name"):
+            continue
+        for bit in net["bits"]:
+            if isinstance(bit, int):
+                names.setdefault(bit, name)
+    driver = {}
+    for cname, cell in cells.items():
+        dirs = cell.get("port_directions", {})
+        for p, bits in cell["connections"].items():
+            if dirs.get(p) == "output":
+                for b in bits:
+                    if isinstance(b, int):
+                        driver[b] = cname
+    memo, active = {}, set()
+    sys.setrecursionlimit(100000)
+    def arrival(bit):
+        """(lut levels, carry cells, start name) of the deepest path ending at ``bit``."""
+        c = driver.get(bit)
+        if c is None or not COMB.fullmatch(cells[c]["type"]):
+            return (0, 0, names.get(bit, c or "input"))
+        if c in memo:
+            return memo[c]
+        if c in active:                              # Combinational loop: cut it here.
+            return (0, 0, names.get(bit, c))
+        active.add(c)
+        cell, dirs = cells[c], cells[c].get("port_directions", {})
+        best = (0, 0, names.get(bit, c))
+        for p, bits in cell["connections"].items():
+            if dirs.get(p) == "input":
+                for b in bits:
+                    if isinstance(b, int):
+                        a = arrival(b)
+                        if (a[0], a[1]) > (best[0], best[1]):
+                            best = a
+        t = cell["type"]
+        lut, carry = int(t.startswith("LUT")), int(t.startswith("CARRY"))
+        memo[c] = (best[0] + lut, best[1] + carry, best[2])
+        active.discard(c)
+        return memo[c]
+    deepest = {}
+    for cname, cell in cells.items():
+        if COMB.fullmatch(cell["type"]):
+            continue
+        dirs = cell.get("port_directions", {})
+        out  = [b for p, bits in cell["connections"].items() if dirs.get(p) == "output" for b in bits
+            if isinstance(b, int)]
+        end  = names.get(out[0], cname) if out else cname
+        block = block_of(end.split(".")[-1]) or "SoC"
+        for p, bits in cell["connections"].items():
+            if dirs.get(p) != "input":
+                continue
+            for b in bits:
+                if isinstance(b, int):
+                    lv, cy, start = arrival(b)
+                    if (lv, cy) > deepest.get(block, (0, 0))[:2]:
+                        deepest[block] = (lv, cy, start, end)
+    return deepest
+
+# Board ------------------------------------------------------------------------------------------
+
+def run_board(board, ssds, out, timeout):
+    t0   = time.time()
+    work = os.path.join(out, f"{board}-{ssds}")
+    gen  = bc.generate(board, ssds, work)
+    tcl  = gen.read("tcl")
+    with open(gen.verilog) as f:
+        ips = sorted(n for n in bc.verilog_instances(f.read()) if re.sub(r"\d+$", "", n) in bc.IP_STUBS)
+    width = gen.soc.recorder_config.pcie_data_width
+    stubs = []
+    for ip in ips:
+        path = os.path.join(work, ip + "_stub.v")
+        with open(path, "w") as f:
+            f.write(bc.ip_stub(ip, width))
+        stubs.append(path)
+    sources = bc.tcl_sources(tcl)
+    top     = gen.top
+    fam     = PARTS[board]["family"]
+    pre     = os.path.join(work, "pre.json")
+    yosys("; ".join([
+        "read_verilog -lib -specify +/xilinx/cells_sim.v",
+        "read_verilog -lib +/xilinx/cells_xtra.v",
+        *[f"read_verilog -lib {s}" for s in stubs],
+        *[f"read_verilog {s}" for s in sources],
+        f"hierarchy -top {top}",
+        "proc", "opt_clean",
+        "delete =A:blackbox",                        # Read again (cells, IP stubs) for synthesis.
+        f"write_json {pre}"]), os.path.join(work, "yosys_pre.log"), timeout)
+    design, assigned = partition(pre, top)
+    part = os.path.join(work, "part.json")
+    with open(part, "w") as f:
+        json.dump(design, f)
+    mapped, flat = os.path.join(work, "mapped.json"), os.path.join(work, "flat.json")
+    yosys("; ".join([
+        *[f"read_verilog -lib {s}" for s in stubs],
+        f"read_json {part}",
+        "submod",
+        f"synth_xilinx -family {fam} -top {top} -noiopad",
+        f"write_json {mapped}",
+        "flatten", "opt_clean",
+        f"write_json {flat}"]), os.path.join(work, "yosys_synth.log"), timeout)
+    with open(mapped) as f:
+        mdesign = json.load(f)
+    total = count_cells(mdesign, top)
+    blocks = {}
+    for cell in mdesign["modules"][top]["cells"].values():
+        t = cell["type"]
+        if t.startswith("blk_") or t in mdesign["modules"]:
+            name = t
+            for b in BLOCKS:
+                if t.endswith("blk_" + re.sub(r"\W", "_", b)) or t == "blk_" + re.sub(r"\W", "_", b):
+                    name = b
+            c = count_cells(mdesign, t)
+            acc = blocks.setdefault(name, defaultdict(float))
+            for k, v in c.items():
+                acc[k] += v
+    with open(flat) as f:
+        depth = logic_depth(json.load(f), top)
+    return dict(total=total, blocks=blocks, depth=depth, seconds=time.time() - t0, ips=ips)
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--boards",  default="kc705,kcu105,zcu106")
+    ap.add_argument("--ssds",    type=int, default=None, help="SSDs (default: each board's maximum)")
+    ap.add_argument("--out",     default=os.path.join(ROOT, "build", "resources"))
+    ap.add_argument("--timeout", type=int, default=3600, help="per Yosys run (s)")
+    a = ap.parse_args()
+    rc = 0
+    for board in a.boards.split(","):
+        ssds = a.ssds or fpga_drive_fmc.max_ssds(board)
+        p    = PARTS[board]
+        try:
+            r = run_board(board, ssds, a.out, a.timeout)
+        except Exception as e:
+            print(f"ERROR name=resources board={board} {type(e).__name__}: {e}", flush=True)
+            rc = 1
+            continue
+        t = r["total"]
+        print(f"\n{board.upper()} ({p['part']}, {ssds} SSD{'s' if ssds > 1 else ''}; Yosys synth_xilinx "
+            f"-family {p['family']}, hard IP {', '.join(r['ips'])} black-boxed)")
+        print(f"  {'block':<10} {'LUT':>8} {'share':>6} {'FF':>8} {'RAMB36':>7} {'DSP':>4} {'LUTRAM':>7}")
+        for b in BLOCKS:
+            c = r["blocks"].get(b, {})
+            print(f"  {b:<10} {int(c.get('lut', 0)):>8} {c.get('lut', 0)/max(t.get('lut', 1), 1):>6.1%} "
+                f"{int(c.get('ff', 0)):>8} {c.get('ramb36', 0):>7g} {int(c.get('dsp', 0)):>4} "
+                f"{int(c.get('lutram', 0)):>7}")
+            print(f"RESULT name=resources_block board={board} block={b.replace(' ', '_')} "
+                f"lut={int(c.get('lut', 0))} lut_share={c.get('lut', 0)/max(t.get('lut', 1), 1):.3f} "
+                f"ff={int(c.get('ff', 0))} ramb36={c.get('ramb36', 0):g} dsp={int(c.get('dsp', 0))} "
+                f"lutram={int(c.get('lutram', 0))}")
+        print(f"  {'total':<10} {int(t.get('lut', 0)):>8} {t.get('lut', 0)/p['lut']:>6.1%} "
+            f"{int(t.get('ff', 0)):>8} {t.get('ramb36', 0):>7g} {int(t.get('dsp', 0)):>4} "
+            f"{int(t.get('lutram', 0)):>7}   (share of the {p['part']}: LUT {t.get('lut', 0)/p['lut']:.1%}, "
+            f"FF {t.get('ff', 0)/p['ff']:.1%}, RAMB36 {t.get('ramb36', 0)/p['ramb36']:.1%}, "
+            f"DSP {t.get('dsp', 0)/p['dsp']:.1%})")
+        print(f"RESULT name=resources board={board} ssds={ssds} lut={int(t.get('lut', 0))} "
+            f"ff={int(t.get('ff', 0))} ramb36={t.get('ramb36', 0):g} dsp={int(t.get('dsp', 0))} "
+            f"lutram={int(t.get('lutram', 0))} part_lut={p['lut']} part_ff={p['ff']} "
+            f"part_ramb36={p['ramb36']} part_dsp={p['dsp']} seconds={r['seconds']:.0f}")
+        dp = max(((b, v) for b, v in r["depth"].items() if b in DATAPATH), key=lambda x: x[1][:2],
+            default=None)
+        for b in BLOCKS:
+            if b in r["depth"]:
+                lv, cy, start, end = r["depth"][b]
+                print(f"RESULT name=logic_depth board={board} block={b.replace(' ', '_')} levels={lv} "
+                    f"carry={cy} from={start} to={end}")
+        if dp:
+            b, (lv, cy, start, end) = dp
+            print(f"  deepest datapath path: {lv} LUT levels (+{cy} carry cells) in {b}: {start} -> {end}")
+    return rc
+
+if __name__ == "__main__":
+    sys.exit(main())
