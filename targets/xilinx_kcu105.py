@@ -89,7 +89,7 @@ def main(argv=None):
     from literecorder.targets.board_cli import board_main
     return board_main("kcu105", xilinx_kcu105.Platform, BaseSoC,
         programmer = lambda cable: OpenFPGALoader(cable=cable or "jtag-smt2-nc",
-            fpga_part="xcku040-ffva1156"),
+            fpga_part="xcku040ffva1156"),
         flash      = True,
         argv       = argv)
 

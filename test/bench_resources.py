@@ -76,10 +76,14 @@ _RULES = [
     (r"add_recorder|recorder\w*|drampat\w*|recstream\w*", "recorder"),
 ]
 
+BLOCK_NAMES = {}        # Verilog name -> block, from the design (block_names); rules below otherwise.
+
 def block_of(name):
     n = name.lstrip("\\")
     if n.startswith("$"):
         return None
+    if n in BLOCK_NAMES:
+        return BLOCK_NAMES[n]
     n = re.sub(r"^(board_main|generate|builder)_", "", n)
     if re.match(r"(rhs|t|comb|sync|cases|new|f|complexslicelowerer|self)\d*(_|$)", n):
         return None                                 # Temporaries of the Verilog writer.
@@ -89,6 +93,31 @@ def block_of(name):
         if re.match(rf"({pattern})(_|$|\d)", n):
             return block
     return "SoC"
+
+def block_names(gen):
+    """{Verilog name: block} of the signals each block's Migen modules drive and of their memories,
+    from the generated SoC and its namespace (the names LiteX gave them depend on the design)."""
+    from migen.fhdl.tools import list_targets
+    from migen.fhdl.specials import Memory
+    soc, vns = gen.soc, gen.vns
+    owners = [("CPU", ["cpu"]), ("LiteDRAM", ["sdram", "ddrphy", "sdrphy"]),
+        ("recorder", ["recorder", "recstream", "drampat"])]
+    for i in range(gen.ssds):
+        owners += [("root port", [f"pcie{i}_phy"]), ("root cplx", [f"pcie{i}", f"nvme{i}_sram",
+            f"nvme{i}_dram"]), ("NVMe host", [f"nvme{i}"])]
+    names = {}
+    for block, attrs in owners:
+        for a in attrs:
+            m = getattr(soc, a, None)
+            if m is None:
+                continue
+            frag = m.get_fragment()
+            for sig in list_targets(frag):
+                names.setdefault(vns.get_name(sig), block)
+            for sp in frag.specials:
+                if isinstance(sp, Memory):
+                    names.setdefault(vns.get_name(sp), block)
+    return names
 
 # Yosys ------------------------------------------------------------------------------------------
 
@@ -185,11 +214,29 @@ def count_cells(design, module, memo=None):
 
 # Logic depth ------------------------------------------------------------------------------------
 
-COMB = re.compile(r"LUT[1-6]|MUXF[78]|MUXF9|CARRY[48]|INV|BUF|\$_(NOT|AND|OR|XOR|MUX)_")
+_LUTRAM = re.compile(r"RAM\d+M\d*|RAM\d+X1[SD]|SRL16E|SRLC16E|SRLC32E")
 
-def logic_depth(flat, top):
-    """{block: (levels, carry, from, to)}: deepest LUT path between sequential elements, by the
-    block of its end signal."""
+def comb_ports(cell):
+    """Input ports of ``cell`` with a combinational path to its outputs, and the (LUT levels, carry
+    cells) the cell adds: LUTs 1 level, LUT RAM / shift registers 1 level through their address
+    (their write side is sequential), MUXF7/F8 and inverters 0, carry cells 1 carry."""
+    t, ports = cell["type"], cell["connections"]
+    dirs = cell.get("port_directions", {})
+    ins  = [p for p in ports if dirs.get(p) == "input"]
+    if re.fullmatch(r"LUT[1-6]", t):
+        return ins, (1, 0)
+    if re.fullmatch(r"MUXF[789]|INV|BUF", t):
+        return ins, (0, 0)
+    if re.fullmatch(r"CARRY[48]", t):
+        return ins, (0, 1)
+    if _LUTRAM.fullmatch(t):
+        return [p for p in ins if re.fullmatch(r"ADDR[A-H]|A\d*|DPRA\d*", p)], (1, 0)
+    return [], (0, 0)
+
+def logic_depth(flat, top, skip_start=None):
+    """{block: (levels, carry, from, to)}: deepest LUT path between sequential elements (flip-flops,
+    block RAMs, LUT RAM write ports, DSPs, black boxes), by the block of the signal it ends in.
+    ``skip_start(name)``: paths from these start signals are left out (e.g. CSR registers)."""
     mod   = flat["modules"][top]
     cells = mod["cells"]
     names = {}
@@ -207,48 +254,54 @@ def logic_depth(flat, top):
                 for b in bits:
                     if isinstance(b, int):
                         driver[b] = cname
+    comb = {c: comb_ports(cell) for c, cell in cells.items()}
     memo, active = {}, set()
-    sys.setrecursionlimit(100000)
+    sys.setrecursionlimit(200000)
     def arrival(bit):
-        """(lut levels, carry cells, start name) of the deepest path ending at ``bit``."""
+        """(LUT levels, carry cells, start signal) of the deepest path ending at ``bit``."""
         c = driver.get(bit)
-        if c is None or not COMB.fullmatch(cells[c]["type"]):
-            return (0, 0, names.get(bit, c or "input"))
+        if c is None or not comb[c][0]:
+            start = names.get(bit, c or "input")
+            if skip_start is not None and skip_start(start):
+                return (-10**6, -10**6, start)       # Never the deepest.
+            return (0, 0, start)
         if c in memo:
             return memo[c]
         if c in active:                              # Combinational loop: cut it here.
             return (0, 0, names.get(bit, c))
         active.add(c)
-        cell, dirs = cells[c], cells[c].get("port_directions", {})
-        best = (0, 0, names.get(bit, c))
-        for p, bits in cell["connections"].items():
-            if dirs.get(p) == "input":
-                for b in bits:
-                    if isinstance(b, int):
-                        a = arrival(b)
-                        if (a[0], a[1]) > (best[0], best[1]):
-                            best = a
-        t = cell["type"]
-        lut, carry = int(t.startswith("LUT")), int(t.startswith("CARRY"))
+        best = None
+        for p in comb[c][0]:
+            for b in cells[c]["connections"][p]:
+                if isinstance(b, int):
+                    a = arrival(b)
+                    if best is None or (a[0], a[1]) > (best[0], best[1]):
+                        best = a
+        best = best or (0, 0, names.get(bit, c))
+        lut, carry = comb[c][1]
         memo[c] = (best[0] + lut, best[1] + carry, best[2])
         active.discard(c)
         return memo[c]
     deepest = {}
     for cname, cell in cells.items():
-        if COMB.fullmatch(cell["type"]):
-            continue
         dirs = cell.get("port_directions", {})
+        through = set(comb[cname][0])
+        ends = [p for p, d in dirs.items() if d == "input" and p not in through]
+        if not ends or re.fullmatch(r"LUT[1-6]|MUXF[789]|INV|BUF|CARRY[48]", cell["type"]):
+            continue
         out  = [b for p, bits in cell["connections"].items() if dirs.get(p) == "output" for b in bits
             if isinstance(b, int)]
-        end  = names.get(out[0], cname) if out else cname
+        end = next((names[b] for b in out if b in names), None)
+        if end is None:                              # Unnamed register: name it by its input.
+            data = [p for p in ends if not re.fullmatch(r"C|CLK\w*|WCLK|CE|R|S|CLR|PRE|\w*RST\w*|\w*EN\w*", p)]
+            end = next((names[b] for p in data for b in cell["connections"][p]
+                if isinstance(b, int) and b in names), cname)
         block = block_of(end.split(".")[-1]) or "SoC"
-        for p, bits in cell["connections"].items():
-            if dirs.get(p) != "input":
-                continue
-            for b in bits:
+        for p in ends:
+            for b in cell["connections"][p]:
                 if isinstance(b, int):
                     lv, cy, start = arrival(b)
-                    if (lv, cy) > deepest.get(block, (0, 0))[:2]:
+                    if lv >= 0 and (lv, cy) > deepest.get(block, (0, 0))[:2]:
                         deepest[block] = (lv, cy, start, end)
     return deepest
 
@@ -258,6 +311,8 @@ def run_board(board, ssds, out, timeout):
     t0   = time.time()
     work = os.path.join(out, f"{board}-{ssds}")
     gen  = bc.generate(board, ssds, work)
+    BLOCK_NAMES.clear()
+    BLOCK_NAMES.update(block_names(gen))
     tcl  = gen.read("tcl")
     with open(gen.verilog) as f:
         ips = sorted(n for n in bc.verilog_instances(f.read()) if re.sub(r"\d+$", "", n) in bc.IP_STUBS)
@@ -279,6 +334,7 @@ def run_board(board, ssds, out, timeout):
         *[f"read_verilog {s}" for s in sources],
         f"hierarchy -top {top}",
         "proc", "opt_clean",
+        "memory -nomap", "opt_clean",                # submod moves $mem cells, not RTLIL memories.
         "delete =A:blackbox",                        # Read again (cells, IP stubs) for synthesis.
         f"write_json {pre}"]), os.path.join(work, "yosys_pre.log"), timeout)
     design, assigned = partition(pre, top)
@@ -310,8 +366,11 @@ def run_board(board, ssds, out, timeout):
             for k, v in c.items():
                 acc[k] += v
     with open(flat) as f:
-        depth = logic_depth(json.load(f), top)
-    return dict(total=total, blocks=blocks, depth=depth, seconds=time.time() - t0, ips=ips)
+        fdesign = json.load(f)
+    depth      = logic_depth(fdesign, top)
+    depth_data = logic_depth(fdesign, top, skip_start=lambda n: n.split(".")[-1].startswith("builder_csr"))
+    return dict(total=total, blocks=blocks, depth=depth, depth_data=depth_data,
+        seconds=time.time() - t0, ips=ips)
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -352,16 +411,18 @@ def main():
             f"ff={int(t.get('ff', 0))} ramb36={t.get('ramb36', 0):g} dsp={int(t.get('dsp', 0))} "
             f"lutram={int(t.get('lutram', 0))} part_lut={p['lut']} part_ff={p['ff']} "
             f"part_ramb36={p['ramb36']} part_dsp={p['dsp']} seconds={r['seconds']:.0f}")
-        dp = max(((b, v) for b, v in r["depth"].items() if b in DATAPATH), key=lambda x: x[1][:2],
-            default=None)
-        for b in BLOCKS:
-            if b in r["depth"]:
-                lv, cy, start, end = r["depth"][b]
-                print(f"RESULT name=logic_depth board={board} block={b.replace(' ', '_')} levels={lv} "
-                    f"carry={cy} from={start} to={end}")
-        if dp:
-            b, (lv, cy, start, end) = dp
-            print(f"  deepest datapath path: {lv} LUT levels (+{cy} carry cells) in {b}: {start} -> {end}")
+        for key, what in [("depth", "any start"), ("depth_data", "data registers (not CSRs)")]:
+            for b in BLOCKS:
+                if b in r[key]:
+                    lv, cy, start, end = r[key][b]
+                    print(f"RESULT name=logic_depth board={board} block={b.replace(' ', '_')} "
+                        f"from_csr={int(key == 'depth')} levels={lv} carry={cy} from={start} to={end}")
+            dp = max(((b, v) for b, v in r[key].items() if b in DATAPATH), key=lambda x: x[1][:2],
+                default=None)
+            if dp:
+                b, (lv, cy, start, end) = dp
+                print(f"  deepest datapath path, {what}: {lv} LUT levels (+{cy} carry cells) in {b}: "
+                    f"{start} -> {end}")
     return rc
 
 if __name__ == "__main__":

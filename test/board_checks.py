@@ -83,8 +83,10 @@ def generate(board, ssds, output_dir, compile_software=False, **kwargs):
         soc = mod.BaseSoC(ssds=ssds, **kwargs)
         builder = Builder(soc, output_dir=output_dir, compile_software=compile_software,
             compile_gateware=False, csr_csv=os.path.join(output_dir, "csr.csv"))
-        builder.build(run=False)
-    return Generated(board, ssds, output_dir, soc, builder)
+        vns = builder.build(run=False)
+    gen = Generated(board, ssds, output_dir, soc, builder)
+    gen.vns = vns
+    return gen
 
 # TCL / XDC ----------------------------------------------------------------------------------------
 
