@@ -111,7 +111,7 @@ def block_names(gen):
             m = getattr(soc, a, None)
             if m is None:
                 continue
-            frag = m.get_fragment()
+            frag = m._fragment                       # Merged with its submodules once finalized.
             for sig in list_targets(frag):
                 names.setdefault(vns.get_name(sig), block)
             for sp in frag.specials:

@@ -165,7 +165,9 @@ def test_board_generates_tcl_xdc_and_lints(board, ssds):
     # classes: Migen's usual ones, plus UNOPTFLAT on the root complex's window write-ready mux only.
     r = bc.lint(gen, os.path.join(gen.output_dir, "lint"))
     assert r.returncode == 0 and r.errors == [], r.errors[:5]
-    assert all("'CNTVALUEOUT'" in w and "usddrphy" in w for w in r.pins), r.pins[:5]
+    # (Verilator shortens the port name in some messages: '...ALUEOUT'.)
+    assert all(re.search(r"'(CNTV|\.\.\.)ALUEOUT' expects 9 bits", w) and re.search(r"'\w*ddrphy\d*'", w)
+        for w in r.pins), r.pins[:5]
     assert not any(module in w for w in r.pins)
     assert r.classes <= bc.MIGEN_WARNINGS | {"UNOPTFLAT"}, r.classes
     unoptflat = {re.search(r"'([\w.]+)'", w).group(1) for w in r.warnings if "UNOPTFLAT" in w}
