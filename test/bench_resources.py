@@ -11,11 +11,10 @@ black-boxed, and reported per block, with the deepest logic path of the datapath
     .venv/bin/python test/bench_resources.py [--boards kc705,kcu105,zcu106] [--ssds N]
                                              [--out build/resources] [--timeout 3600]
 
-Blocks: the generated top is one flat Verilog module (plus the CPU's); its cells are assigned to a
-block by the names of the signals they drive (LiteX names every signal after the module that owns
-it: ``rcrootcomplex0_...``, ``nvmehost1_...``, ``basesoc_sdram_...``), through unnamed intermediate
-signals to the next named one; Yosys ``submod`` then makes one module per block and
-``synth_xilinx`` maps them (hierarchy kept: no optimization across block boundaries).
+Blocks: the design is synthesized flat (as Vivado would, with optimization across blocks); each
+mapped cell is then counted in the block of the first named signal it drives, directly or through
+unnamed ones (a LUT in the block of the register it feeds). The names of each block's signals come
+from the design itself (the signals its Migen modules drive, in the generated namespace).
 
     CPU        VexRiscv (its own module) and its bus interfaces
     LiteDRAM   controller, crossbar, L2 cache, DRAM PHY
@@ -84,6 +83,8 @@ def block_of(name):
         return None
     if n in BLOCK_NAMES:
         return BLOCK_NAMES[n]
+    if n.startswith("VexRiscv."):                   # The CPU's own module, flattened.
+        return "CPU"
     n = re.sub(r"^(board_main|generate|builder)_", "", n)
     if re.match(r"(rhs|t|comb|sync|cases|new|f|complexslicelowerer|self)\d*(_|$)", n):
         return None                                 # Temporaries of the Verilog writer.
@@ -128,93 +129,88 @@ def yosys(script, log, timeout):
     if r.returncode != 0:
         raise RuntimeError(f"yosys failed (see {log}.full)")
 
-def partition(pre_json, top):
-    """Adds a ``submod`` attribute (block name) to every cell of ``top``."""
-    with open(pre_json) as f:
-        design = json.load(f)
+def attribute(design, top):
+    """{cell name: block} of the flattened mapped netlist: a cell belongs to the block of the first
+    named signal it drives, directly or through unnamed ones (a LUT is counted in the block of the
+    register it feeds; one feeding several blocks counts in the first found)."""
     mod = design["modules"][top]
     named = {}                                       # bit -> block
     for name, net in mod["netnames"].items():
+        if net.get("hide_name"):
+            continue
         b = block_of(name)
         if b is not None:
             for bit in net["bits"]:
                 if isinstance(bit, int):
                     named.setdefault(bit, b)
     readers = defaultdict(list)
+    outs = {}
     for cname, cell in mod["cells"].items():
         dirs = cell.get("port_directions", {})
-        for port, bits in cell["connections"].items():
-            if dirs.get(port, "input") == "input":
+        outs[cname] = [b for p, bits in cell["connections"].items() if dirs.get(p) == "output"
+            for b in bits if isinstance(b, int)]
+        for p, bits in cell["connections"].items():
+            if dirs.get(p) == "input":
                 for bit in bits:
                     if isinstance(bit, int):
                         readers[bit].append(cname)
-    def outputs(cell):
-        dirs = cell.get("port_directions", {})
-        return [b for p, bits in cell["connections"].items() if dirs.get(p) == "output"
-            for b in bits if isinstance(b, int)]
     assigned = {}
-    for cname, cell in mod["cells"].items():
+    for cname in mod["cells"]:
         b = block_of(cname) if not cname.startswith("$") else None
-        if b is None:
-            for bit in outputs(cell):
-                if bit in named:
-                    b = named[bit]
-                    break
-        if b is None:                                # Follow unnamed signals to a named one.
-            seen, frontier = {cname}, [cname]
-            while frontier and b is None and len(seen) < 2000:
-                nxt = []
-                for c in frontier:
-                    for bit in outputs(mod["cells"][c]):
-                        if bit in named:
-                            b = named[bit]
-                            break
-                        for r in readers[bit]:
-                            if r not in seen:
-                                seen.add(r)
-                                nxt.append(r)
-                    if b is not None:
+        seen, frontier = {cname}, [cname]
+        while frontier and b is None and len(seen) < 5000:
+            nxt = []
+            for c in frontier:
+                for bit in outs[c]:
+                    if bit in named:
+                        b = named[bit]
                         break
-                frontier = nxt
-        if cell["type"] == "VexRiscv":
-            b = "CPU"
+                    for r in readers[bit]:
+                        if r not in seen:
+                            seen.add(r)
+                            nxt.append(r)
+                if b is not None:
+                    break
+            frontier = nxt
         assigned[cname] = b or "SoC"
-        cell.setdefault("attributes", {})["submod"] = "blk_" + re.sub(r"\W", "_", assigned[cname])
-    return design, assigned
+    return assigned
 
 # Counting ---------------------------------------------------------------------------------------
 
-def count_cells(design, module, memo=None):
-    """Cell counts of ``module`` with its submodules (hierarchy of a mapped design)."""
-    memo = {} if memo is None else memo
-    if module in memo:
-        return memo[module]
-    c = defaultdict(float)
-    for cell in design["modules"][module]["cells"].values():
-        t = cell["type"]
-        if t in design["modules"] and not design["modules"][t].get("attributes", {}).get("blackbox"):
-            for k, v in count_cells(design, t, memo).items():
-                c[k] += v
-        elif re.fullmatch(r"LUT[1-6]", t):
-            c["lut"] += 1
-        elif re.fullmatch(r"FD[CPRSE]E?(_1)?", t) or t in ("FDRE", "FDSE", "FDCE", "FDPE"):
-            c["ff"] += 1
-        elif t in ("RAMB36E1", "RAMB36E2"):
-            c["ramb36"] += 1
-        elif t in ("RAMB18E1", "RAMB18E2"):
-            c["ramb36"] += 0.5
-        elif t.startswith("DSP48"):
-            c["dsp"] += 1
-        elif re.match(r"RAM\d+[MX]", t) or t.startswith(("SRL", "RAM32", "RAM64", "RAM128", "RAM256")):
-            c["lutram"] += 1
-        elif t.startswith("CARRY"):
-            c["carry"] += 1
-    memo[module] = dict(c)
-    return memo[module]
+def cell_kind(t):
+    """Resource class of a mapped cell type (None: not counted)."""
+    if re.fullmatch(r"LUT[1-6]", t):
+        return "lut"
+    if re.fullmatch(r"FD[CPRS]E(_1)?", t):
+        return "ff"
+    if t in ("RAMB36E1", "RAMB36E2"):
+        return "ramb36"
+    if t in ("RAMB18E1", "RAMB18E2"):
+        return "ramb18"
+    if t.startswith("DSP48"):
+        return "dsp"
+    if _LUTRAM.fullmatch(t):
+        return "lutram"
+    if t.startswith("CARRY"):
+        return "carry"
+    return None
 
-# Logic depth ------------------------------------------------------------------------------------
+def count(design, top, assigned):
+    """(total, {block: counts}) of the flattened mapped netlist."""
+    total, blocks = defaultdict(float), defaultdict(lambda: defaultdict(float))
+    for cname, cell in design["modules"][top]["cells"].items():
+        k = cell_kind(cell["type"])
+        if k is None:
+            continue
+        n = 0.5 if k == "ramb18" else 1
+        k = "ramb36" if k == "ramb18" else k
+        total[k] += n
+        blocks[assigned[cname]][k] += n
+    return total, blocks
 
 _LUTRAM = re.compile(r"RAM\d+M\d*|RAM\d+X1[SD]|SRL16E|SRLC16E|SRLC32E")
+
+# Logic depth ------------------------------------------------------------------------------------
 
 def comb_ports(cell):
     """Input ports of ``cell`` with a combinational path to its outputs, and the (LUT levels, carry
@@ -323,52 +319,20 @@ def run_board(board, ssds, out, timeout):
         with open(path, "w") as f:
             f.write(bc.ip_stub(ip, width))
         stubs.append(path)
-    sources = bc.tcl_sources(tcl)
-    top     = gen.top
-    fam     = PARTS[board]["family"]
-    pre     = os.path.join(work, "pre.json")
-    yosys("; ".join([
-        "read_verilog -lib -specify +/xilinx/cells_sim.v",
-        "read_verilog -lib +/xilinx/cells_xtra.v",
-        *[f"read_verilog -lib {s}" for s in stubs],
-        *[f"read_verilog {s}" for s in sources],
-        f"hierarchy -top {top}",
-        "proc", "opt_clean",
-        "memory -nomap", "opt_clean",                # submod moves $mem cells, not RTLIL memories.
-        "delete =A:blackbox",                        # Read again (cells, IP stubs) for synthesis.
-        f"write_json {pre}"]), os.path.join(work, "yosys_pre.log"), timeout)
-    design, assigned = partition(pre, top)
-    part = os.path.join(work, "part.json")
-    with open(part, "w") as f:
-        json.dump(design, f)
-    mapped, flat = os.path.join(work, "mapped.json"), os.path.join(work, "flat.json")
+    top  = gen.top
+    fam  = PARTS[board]["family"]
+    flat = os.path.join(work, "flat.json")
     yosys("; ".join([
         *[f"read_verilog -lib {s}" for s in stubs],
-        f"read_json {part}",
-        "submod",
-        f"synth_xilinx -family {fam} -top {top} -noiopad",
-        f"write_json {mapped}",
-        "flatten", "opt_clean",
-        f"write_json {flat}"]), os.path.join(work, "yosys_synth.log"), timeout)
-    with open(mapped) as f:
-        mdesign = json.load(f)
-    total = count_cells(mdesign, top)
-    blocks = {}
-    for cell in mdesign["modules"][top]["cells"].values():
-        t = cell["type"]
-        if t.startswith("blk_") or t in mdesign["modules"]:
-            name = t
-            for b in BLOCKS:
-                if t.endswith("blk_" + re.sub(r"\W", "_", b)) or t == "blk_" + re.sub(r"\W", "_", b):
-                    name = b
-            c = count_cells(mdesign, t)
-            acc = blocks.setdefault(name, defaultdict(float))
-            for k, v in c.items():
-                acc[k] += v
+        *[f"read_verilog {s}" for s in bc.tcl_sources(tcl)],
+        f"synth_xilinx -flatten -family {fam} -top {top} -noiopad",
+        f"write_json {flat}"]), os.path.join(work, "yosys.log"), timeout)
     with open(flat) as f:
-        fdesign = json.load(f)
-    depth      = logic_depth(fdesign, top)
-    depth_data = logic_depth(fdesign, top, skip_start=lambda n: n.split(".")[-1].startswith("builder_csr"))
+        design = json.load(f)
+    assigned      = attribute(design, top)
+    total, blocks = count(design, top, assigned)
+    depth      = logic_depth(design, top)
+    depth_data = logic_depth(design, top, skip_start=lambda n: n.split(".")[-1].startswith(("builder_csr", "csr")))
     return dict(total=total, blocks=blocks, depth=depth, depth_data=depth_data,
         seconds=time.time() - t0, ips=ips)
 
@@ -377,7 +341,7 @@ def main():
     ap.add_argument("--boards",  default="kc705,kcu105,zcu106")
     ap.add_argument("--ssds",    type=int, default=None, help="SSDs (default: each board's maximum)")
     ap.add_argument("--out",     default=os.path.join(ROOT, "build", "resources"))
-    ap.add_argument("--timeout", type=int, default=3600, help="per Yosys run (s)")
+    ap.add_argument("--timeout", type=int, default=4*3600, help="per Yosys run (s)")
     a = ap.parse_args()
     rc = 0
     for board in a.boards.split(","):
@@ -391,7 +355,7 @@ def main():
             continue
         t = r["total"]
         print(f"\n{board.upper()} ({p['part']}, {ssds} SSD{'s' if ssds > 1 else ''}; Yosys synth_xilinx "
-            f"-family {p['family']}, hard IP {', '.join(r['ips'])} black-boxed)")
+            f"-flatten -family {p['family']}, hard IP {', '.join(r['ips'])} black-boxed)")
         print(f"  {'block':<10} {'LUT':>8} {'share':>6} {'FF':>8} {'RAMB36':>7} {'DSP':>4} {'LUTRAM':>7}")
         for b in BLOCKS:
             c = r["blocks"].get(b, {})
