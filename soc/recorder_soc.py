@@ -29,8 +29,10 @@ methods:
 - ``pcie_link()`` -> ``(generation, lanes)`` of each SSD link (for the bandwidth budget).
 
 ``recorder_streams()`` chooses where the recorded stream comes from and where replayed data goes:
-``(None, None)`` attaches the test pattern source and checker (``recstream`` CSRs). A design with
-its own data source overrides it (see ``README.md``, "Attaching a user stream").
+it returns the stream arguments of ``add_recorder`` (``record``/``record_cd``, ``replay``/
+``replay_cd``, ``control_cd``, ``with_test_streams``). The default, ``{}``, attaches the test
+pattern source and checker only (``recstream`` CSRs); the simulation adds its simulated ADC/DAC; a
+design with its own data source overrides it (see ``README.md``, "Attaching a user stream").
 """
 
 from migen import *
@@ -127,7 +129,8 @@ class LiteRecorderSoC(SoCCore):
     chunk_size : int
         Default recorder chunk (bytes, power of two >= 128 KiB): one NVMe command.
     ring_slots : int
-        Chunk slots of the recorder's ring in LiteDRAM (power of two, 2-256).
+        Chunk slots of the recorder's ring in LiteDRAM at most (power of two, 2-4096; the BIOS uses
+        as many as the DRAM window holds).
     """
     def __init__(self, platform, sys_clk_freq, ident,
         n_ssds          = 1,
@@ -175,10 +178,9 @@ class LiteRecorderSoC(SoCCore):
             controller_settings = ControllerSettings(read_time=32, write_time=32),
             **sdram_kwargs)
         window = dram_window(self)[1]
-        if ring_slots*chunk_size > window:
-            raise ValueError(f"ring_slots={ring_slots} x chunk_size={chunk_size} = "
-                f"{ring_slots*chunk_size} bytes does not fit the DRAM window ({window} bytes, the "
-                "upper half of main RAM): use fewer slots or smaller chunks")
+        if 2*chunk_size > window:
+            raise ValueError(f"chunk_size={chunk_size}: the recorder's ring needs 2 chunks at least "
+                f"in the DRAM window ({window} bytes, the upper half of main RAM): use smaller chunks")
 
         # DRAM test-pattern engine (fills/checks buffers at DRAM speed) ----------------------------
         from literecorder.cores.recorder.pattern import DRAMPatternEngine
@@ -200,8 +202,7 @@ class LiteRecorderSoC(SoCCore):
             add_nvme_port(self, i, phy)
 
         # Recorder datapath: LiteDRAM ring between the record/replay streams and the SSDs ----------
-        sink, source = self.recorder_streams()
-        add_recorder(self, n_ports=n_ssds, sink=sink, source=source, slots=ring_slots)
+        add_recorder(self, n_ports=n_ssds, slots=ring_slots, **self.recorder_streams())
 
         # Configuration and bandwidth budget exported to the BIOS (rec_info) -----------------------
         self.recorder_config.export(self)
@@ -235,7 +236,8 @@ class LiteRecorderSoC(SoCCore):
         raise NotImplementedError(f"{type(self).__name__} must define pcie_link()")
 
     def recorder_streams(self):
-        """-> (sink, source): the stream to record (``data`` of the LiteDRAM port width) and where
-        replayed data goes; None attaches the test pattern source / checker."""
-        return None, None
+        """-> the stream arguments of ``add_recorder`` (``record``, ``record_cd``, ``replay``,
+        ``replay_cd``, ``control_cd``, ``with_test_streams``); ``{}``: the test pattern source and
+        checker only. Called once the DRAM and the SSD ports exist."""
+        return {}
 

@@ -81,9 +81,13 @@ class LiteRecorderSimSoC(LiteRecorderSoC):
         chunk_size       = 128*1024,
         ring_slots       = RECORDER_SLOTS,
         link             = (3, 4),
+        input_width      = 256,
+        with_test_streams = True,
         **kwargs):
         self.dram_settings, sys_clk_freq = sim_dram(dram, sys_clk_freq)
-        self.link = link
+        self.link              = link
+        self.input_width       = input_width
+        self.with_test_streams = with_test_streams
         if not (1 <= n_ssds <= 8):
             raise ValueError(f"n_ssds={n_ssds}: between 1 and 8 SSDs are supported")
 
@@ -109,6 +113,15 @@ class LiteRecorderSimSoC(LiteRecorderSoC):
         # Simulation debug (finish / trace control from the BIOS) ----------------------------------
         platform.add_debug(self, reset=0)
 
+        # The simulated ADC produces while the recorder runs (unless a subclass gave its own streams).
+        if hasattr(self, "simio"):
+            self.comb += self.simio.run.eq(self.recorder_ctl.running)
+
+    def init_rom(self, name, contents=[], auto_size=True):
+        # The ROM keeps its declared size (LiteX shrinks it to the BIOS by default): a BIOS change
+        # then leaves the Verilog unchanged and needs no new Verilator build.
+        LiteRecorderSoC.init_rom(self, name, contents, auto_size=False)
+
     # Target hooks ---------------------------------------------------------------------------------
     def create_sdram_phy(self):
         d = self.dram_settings
@@ -127,3 +140,17 @@ class LiteRecorderSimSoC(LiteRecorderSoC):
     def pcie_link(self):
         # The simulated SSD's link is a run-time option (--link); the budget assumes its default.
         return self.link
+
+    def recorder_streams(self):
+        # Simulated user streams (ADC records, DAC replays) in their own clock domain, besides the
+        # test pattern source/checker (unless with_test_streams=False).
+        from migen.genlib.resetsync import AsyncResetSynchronizer
+        from literecorder.soc.sim_io import SimStreamFixture
+        self.cd_adc = ClockDomain()
+        self.comb += self.cd_adc.clk.eq(self.platform.request("adc_clk"))
+        self.specials += AsyncResetSynchronizer(self.cd_adc, ResetSignal("sys"))
+        self.simio = SimStreamFixture(self.platform.request("simio"), self.input_width, cd="adc")
+        return dict(
+            record = self.simio.adc.source, record_cd = "adc",
+            replay = self.simio.dac.sink,   replay_cd = "adc",
+            with_test_streams = self.with_test_streams)

@@ -277,7 +277,7 @@ def run_target(board, *args, timeout=600, env=None):
     ("zcu106", ["--ssds", "0"],              "--ssds 0: the ZCU106 takes 1 to 2 SSDs"),
     ("kcu105", ["--pcie-data-width", "512"], "--pcie-data-width 512: the KCU105 root port allows 256 or 128 bits"),
     ("kc705",  ["--pcie-data-width", "256"], "--pcie-data-width 256: the KC705 root port allows 128 bits"),
-    ("zcu106", ["--ring-size", "3"],         "ring_slots=3: a power of two from 2 to 256"),
+    ("zcu106", ["--ring-size", "3"],         "ring_slots=3: a power of two from 2 to 4096"),
     ("kcu105", ["--chunk-size", "64KiB"],    "chunk_size=65536: must be a power of two >= 131072"),
     ("kcu105", ["--chunk-size", "12x"],      "invalid size '12x'"),
 ])
@@ -330,7 +330,7 @@ def test_kc705_command_generates_everything_with_the_bios(tmp_path):
     (["--dram", "kcu105", "--sys-clk-freq", "200e6"], "--dram kcu105 models the KCU105's DRAM through a "
         "1:4 PHY at its system clock of 125 MHz (1000 MT/s); --sys-clk-freq 200 MHz contradicts it"),
     (["--dram", "vc707"],            "argument --dram: invalid choice: 'vc707'"),
-    (["--ring-size", "6"],           "ring size 6: a power of two from 2 to 256 chunk slots"),
+    (["--ring-size", "6"],           "ring size 6: a power of two from 2 to 4096 chunk slots"),
     (["--chunk-size", "96KiB"],      "chunk_size=98304: must be a power of two >= 131072"),
     (["--pcie-data-width", "64"],    "argument --pcie-data-width: invalid choice: 64"),
 ])
@@ -413,16 +413,19 @@ def test_perst_sequencer_follows_a_long_request_and_checks_its_parameters():
 # User stream --------------------------------------------------------------------------------------
 
 @pytest.mark.unit
-def test_a_user_stream_replaces_the_test_pattern_source():
-    """``recorder_streams()`` of a subclass feeds the recorder (the documented way to attach a
-    user's data): the user's endpoint drives the recorder's sink in the generated Verilog."""
+def test_a_user_stream_feeds_the_recorder_user_port():
+    """``recorder_streams()`` of a subclass gives ``add_recorder`` its streams (the documented way
+    to attach a user's data): the user's 64-bit stream, in its own clock domain, becomes the
+    recorder's user input beside the test pattern; without a replay stream there is no user
+    output."""
     import logging
     from litex.soc.interconnect import stream
     from literecorder.soc.sim_soc import LiteRecorderSimSoC
     class UserStreamSoC(LiteRecorderSimSoC):
         def recorder_streams(self):
-            self.user = stream.Endpoint([("data", 512)], name="userstream")
-            return self.user, None
+            self.cd_user = ClockDomain()
+            self.user = stream.Endpoint([("data", 64)], name="userstream")
+            return dict(record=self.user, record_cd="user")
     logging.disable(logging.INFO)
     try:
         soc = UserStreamSoC(n_ssds=1)
@@ -430,6 +433,22 @@ def test_a_user_stream_replaces_the_test_pattern_source():
         v = str(soc.platform.get_verilog(soc))
     finally:
         logging.disable(logging.NOTSET)
-    assert soc.recorder.data_width == 512
-    assert re.search(r"\w*recorder\w*sink\w*valid\w* = \w*userstream_valid", v) or \
-        re.search(r"assign \w*userstream_ready = \w*recorder\w*", v), "user stream not connected"
+    const = lambda name: getattr(soc.constants[name], "value", soc.constants[name])
+    assert (const("REC_INPUT_PATTERN"), const("REC_INPUT_USER")) == (0, 1)
+    assert (const("REC_OUTPUT_CHECKER"), const("REC_OUTPUT_USER")) == (0, -1)
+    assert (const("REC_USER_RECORD_BITS"), const("REC_USER_REPLAY_BITS")) == (64, 0)
+    assert soc.recorder_in_user.sink.data.nbits == 64
+    assert not hasattr(soc, "simio")
+    # The user's valid/data reach the user port's input (its clock-domain crossing FIFO).
+    for field in ("valid", "payload_data", "last"):
+        assert re.search(rf"assign \w*recordport\w*sink\w*{field}\w* = \w*userstream_{field};", v), field
+    assert re.search(r"assign \w*userstream_ready = \w*recordport\w*sink\w*ready\w*;", v)
+    with pytest.raises(ValueError, match="no `data` field"):
+        class BadStreamSoC(LiteRecorderSimSoC):
+            def recorder_streams(self):
+                return dict(record=stream.Endpoint([("value", 64)]))
+        logging.disable(logging.INFO)
+        try:
+            BadStreamSoC(n_ssds=1)
+        finally:
+            logging.disable(logging.NOTSET)
