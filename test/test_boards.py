@@ -364,6 +364,28 @@ def test_link_and_dram_rates():
     assert [parse_size(s) for s in ["131072", "128KiB", "128k", "1MiB", "2M"]] == \
         [131072, 131072, 131072, 1 << 20, 2 << 20]
 
+@pytest.mark.unit
+def test_sim_soc_with_a_board_dram_has_its_clock_module_and_budget():
+    """``targets/sim.py --dram kcu105 --ssds 2`` (generation only; the measured run is the benchmark
+    test/bench_board_dram.py): the board's 125 MHz, its DDR4 module through a 1:4 PHY model, the
+    budget constants rec_info prints, 2 SSD links bound by the DRAM."""
+    import logging
+    from literecorder.soc.sim_soc import LiteRecorderSimSoC, sim_dram
+    assert sim_dram("kcu105", None)[1] == 125e6
+    logging.disable(logging.INFO)
+    try:
+        soc = LiteRecorderSimSoC(sys_clk_freq=None, dram="kcu105", n_ssds=2)
+    finally:
+        logging.disable(logging.NOTSET)
+    const = lambda name: getattr(soc.constants[name], "value", soc.constants[name])
+    assert soc.sys_clk_freq == 125e6
+    assert soc.sdram.controller.settings.phy.memtype == "DDR4"
+    assert type(soc.sdrphy.module).__name__.startswith("EDY4016A")
+    assert [const(n) for n in ("LITEREC_DRAM_PEAK_MBPS", "LITEREC_DRAM_CEILING_MBPS", "LITEREC_LINK_MBPS",
+        "LITEREC_LINKS_MBPS", "LITEREC_LINK_GEN", "LITEREC_LINK_WIDTH", "LITEREC_SSD_PORTS")] == \
+        [8000, 4000, 3653, 7306, 3, 4, 2]
+    assert soc.dram_budget.dram_bound
+
 # PERST# -------------------------------------------------------------------------------------------
 
 @pytest.mark.unit

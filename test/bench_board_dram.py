@@ -6,7 +6,11 @@
 """The simulation with a board's DRAM (``targets/sim.py --dram kcu105``): the SoC runs at the
 board's 125 MHz with its DDR4 module through a 1:4 PHY model (8 GB/s peak), rec_info reports the
 budget, and recording/replaying over two SSDs stays under the DRAM's ceiling (4 GB/s: every byte
-crosses the DRAM twice) although the two links could carry 7.3 GB/s."""
+crosses the DRAM twice) although the two links could carry 7.3 GB/s.
+
+A benchmark, not part of `make test` (it needs a Verilator build of its own, minutes of CPU): `make
+bench` runs it, or `.venv/bin/python -m pytest -q test/bench_board_dram.py`. The generation of the
+same SoC and its budget constants are checked in test/test_boards.py."""
 
 import pytest
 
