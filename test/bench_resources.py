@@ -72,7 +72,8 @@ _RULES = [
     (r"(s7|us|usp)rootportphy\d*|pcie\d*_phy", "root port"),
     (r"rcrootcomplex\d*|rc|sramwindow\d*|dramwindow\d*|rctlptx\d*|rccompleter\d*", "root cplx"),
     (r"nvmehost\d*|nvme\d*|nvme_(sq|cq|prp|info)", "NVMe host"),
-    (r"add_recorder|recorder\w*|drampat\w*|recstream\w*", "recorder"),
+    (r"add_recorder|recorder\w*|drampat\w*|recstream\w*|recordport\w*|replayport\w*|controlport\w*|"
+     r"teststreams\w*", "recorder"),
 ]
 
 BLOCK_NAMES = {}        # Verilog name -> block, from the design (block_names); rules below otherwise.
@@ -102,7 +103,7 @@ def block_names(gen):
     from migen.fhdl.specials import Memory
     soc, vns = gen.soc, gen.vns
     owners = [("CPU", ["cpu"]), ("LiteDRAM", ["sdram", "ddrphy", "sdrphy"]),
-        ("recorder", ["recorder", "recstream", "drampat"])]
+        ("recorder", ["recstream", "drampat"] + sorted(a for a in vars(soc) if a.startswith("recorder")))]
     for i in range(gen.ssds):
         owners += [("root port", [f"pcie{i}_phy"]), ("root cplx", [f"pcie{i}", f"nvme{i}_sram",
             f"nvme{i}_dram"]), ("NVMe host", [f"nvme{i}"])]
