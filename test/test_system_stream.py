@@ -180,3 +180,29 @@ def test_bad_start_arguments_are_refused_with_what_is_allowed(start_sim):
                          ("rec_set policy=maybe", "invalid policy 'maybe'"), ("rec_set color=red", "unknown option 'color'"), ("play_start 0 8 output=dac", "invalid output 'dac'"),
                          ("rec_wait 0", "invalid timeout '0'")]:
         assert message in sim.cmd(cmd), cmd
+
+# A SoC with user streams only --------------------------------------------------------------------
+
+@pytest.mark.xdist_group("stream-user-only")
+def test_a_soc_with_user_streams_only_builds_and_records_a_32_bit_adc(start_sim):
+    """No test pattern source or checker in the SoC (the BIOS library builds without them); a 32-bit
+    ADC in its own 100 MHz domain recorded through the AXI4-Stream port and replayed to the DAC."""
+    total, seed = 2*MiB + 4, 0x3232
+    sim = start_sim(ssd=["--ssd-profile", "mlc", "--ns-size", "1GiB"], test_streams=False, input_width=32,
+        simio=simio_args("adc", rate_mbps=300, total_bytes=total, seed=seed, width=32))
+    init(sim)
+    assert "this build has none" in sim.cmd("rec_record 0 8")
+    assert "input=pattern: this build has no such input (inputs: user)" in sim.cmd("rec_start 0 8 input=pattern")
+    out = sim.cmd("rec_start 0 until-stop input=user policy=drop")
+    assert "RESULT name=rec_start" in out, out
+    wait(sim)
+    st = status(sim)
+    check_balance(st)
+    assert st["status"] == REC_STATUS_INPUT_END and st["bytes_in"] == total and st["bytes_dropped"] == 0, st
+    assert read_ns(sim, 0, total) == pattern_bytes(seed, total)
+    assert read_ns(sim, total, 128*1024 - 4) == bytes(128*1024 - 4)      # the last chunk padded
+    out = sim.cmd(f"play_start 0 3 output=user bytes={total}")
+    assert "RESULT name=play_start" in out, out
+    wait(sim)
+    io = result(sim.cmd("sim_io"), "sim_io")
+    assert (int(io["dac_bytes"]), int(io["dac_errors"]), int(io["dac_lasts"])) == (total, 0, 1), io

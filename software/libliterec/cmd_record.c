@@ -269,6 +269,10 @@ int rec_job_check(struct rec_job *j)
 			return -1;
 		}
 		j->ring_slots = j->buffer_bytes/j->chunk;
+	} else if (j->mode == REC_MODE_RING && j->rows*n < j->ring_slots) {
+		/* A ring recording keeps at most its region: a DRAM buffer larger than the region would
+		 * only hold data that the drive overwrites before the end (buffer= overrides). */
+		j->ring_slots = j->rows*n < 2 ? 2 : j->rows*n;
 	}
 	return 0;
 }
