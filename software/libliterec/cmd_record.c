@@ -5,8 +5,8 @@
 // through the LiteDRAM ring to the SSDs (chunks striped over the selected ports) and back. The CPU
 // configures, starts and waits; it does no work per chunk.
 //
-//   rec_record <lba> <mib> [seed=N] [rate=MBps] [strict=0|1] [ports=all|N] [chunk=KiB] [qd=N] [stop=MiB] [abort=MiB]
-//   rec_replay <lba> <mib> [seed=N] [ports=all|N] [chunk=KiB] [qd=N]
+//   rec_record <lba|auto> <mib> [seed=N] [rate=MBps] [strict=0|1] [ports=all|N] [chunk=KiB] [qd=N] [stop=MiB] [abort=MiB]
+//   rec_replay <lba> <mib> | id=<n> [seed=N] [ports=all|N] [chunk=KiB] [qd=N]
 //   rec_status
 
 #include <stdio.h>
@@ -24,6 +24,7 @@
 #include "pcie.h"
 #include "nvme.h"
 #include "record.h"
+#include "catalog.h"
 
 #if defined(CSR_RECORDER_BASE) && defined(CSR_NVME0_BASE)
 
@@ -31,6 +32,8 @@
 #define WORD   RECORDER_WORD_BYTES
 /* Chunk commands in flight per SSD unless qd= says otherwise (32 x 128 KiB: 4 MiB per drive). */
 #define REC_DEFAULT_QD_PER_PORT 32
+
+static void rec_catalog_checkpoint(struct rec_job *j);
 
 /* Jobs ------------------------------------------------------------------------------------------ */
 
@@ -187,6 +190,8 @@ static int rec_run(struct rec_job *j, int replay, uint32_t gen_ctrl, struct rec_
 				(1 << CSR_RECORDER_CTRL_STOP_OFFSET));
 			closed = 1;
 		}
+		if (!replay)
+			rec_catalog_checkpoint(j);
 		if (literec_cycles() - t0 > limit) {
 			printf("Error: the recorder did not finish within %llu ms of modeled time (%lu of %llu chunks done)\n",
 				(unsigned long long)((limit/(CONFIG_CLOCK_FREQUENCY/1000))), (unsigned long)recorder_chunks_done_read(),
@@ -255,35 +260,124 @@ int rec_replay_run(struct rec_job *j, struct rec_result *r)
 	return rec_run(j, 1, 0, r);
 }
 
-/* Commands -------------------------------------------------------------------------------------- */
+/* Catalog hooks (catalog.h): the recording enters the drives' catalog -------------------------------- */
+
+/* Leading arguments: `auto <mib>` (record) or `id=<n>` (replay). Returns the index of the first option
+ * (0: the plain `<lba> <mib>` form, parsed by the caller), -1 on an error; *placed = 0 when the LBA is
+ * still to be placed (auto, once the options are known). */
+static int rec_catalog_args(int nb_params, char **params, int record, struct rec_job *j, int *placed)
+{
+	unsigned long v;
+	uint64_t recorded;
+	struct catalog_job cj;
+	*placed = 1;
+	if (record && nb_params >= 2 && !strcmp(params[0], "auto")) {
+		if (literec_parse_ulong(params[1], &v) || v == 0 || v > 1048576) {
+			printf("Error: invalid size '%s' MiB: 1..1048576\n", params[1]);
+			return -1;
+		}
+		j->bytes = (uint64_t)v << 20;
+		*placed = 0;
+		return 2;
+	}
+	if (record || nb_params < 1 || strncmp(params[0], "id=", 3))
+		return 0;
+	if (literec_parse_ulong(params[0] + 3, &v) || v == 0 || v > 0xffffffffUL) {
+		printf("Error: invalid id '%s': a recording id of the catalog (rec_list)\n", params[0] + 3);
+		return -1;
+	}
+	if (catalog_lookup(v, (1u << NPORTS) - 1, &cj, &recorded))
+		return -1;
+	if (cj.mode == CATALOG_MODE_RING) {
+		printf("Error: recording %lu is a ring: replay it with the host tool (literec extract) or by LBA\n", v);
+		return -1;
+	}
+	j->lba   = cj.lba;
+	j->mask  = cj.mask;
+	j->chunk = cj.chunk;
+	j->seed  = cj.seed;
+	j->bytes = (recorded + cj.chunk - 1)/cj.chunk*cj.chunk;
+	j->check_bytes = recorded/WORD*WORD;
+	if (j->bytes == 0) {
+		printf("Error: recording %lu holds no data\n", v);
+		return -1;
+	}
+	return 1;
+}
+
+static int rec_catalog_begin(struct rec_job *j)
+{
+	struct catalog_job cj = {
+		.mask = j->mask, .lba = j->lba, .bytes = j->bytes, .chunk = j->chunk,
+		.mode = CATALOG_MODE_FIXED, .source = CATALOG_SOURCE_PATTERN, .seed = j->seed,
+	};
+	return catalog_rec_begin(&cj);
+}
+
+static void rec_catalog_checkpoint(struct rec_job *j)
+{
+	struct catalog_progress pr = {0, 0, 0, CATALOG_NO_TRIGGER};
+	uint64_t in;
+	if (!catalog_rec_active())
+		return;
+	pr.bytes_recorded = (uint64_t)recorder_chunks_done_read()*j->chunk;
+	in = (uint64_t)recorder_beats_in_read()*WORD;
+	if (in < pr.bytes_recorded)
+		pr.bytes_recorded = in;
+	catalog_rec_checkpoint(&pr);
+}
+
+static void rec_catalog_end(struct rec_job *j, struct rec_result *r)
+{
+	struct catalog_result cr;
+	if (!catalog_rec_active())
+		return;
+	memset(&cr, 0, sizeof(cr));
+	cr.state = r->ok ? (r->aborted ? CATALOG_STATE_ABORTED : CATALOG_STATE_COMPLETE) : CATALOG_STATE_ERROR;
+	cr.p.bytes_recorded = r->chunks*j->chunk < r->bytes_in ? r->chunks*j->chunk : r->bytes_in;
+	cr.p.bytes_dropped  = r->lost_beats*WORD;        /* lost by the source: positions unknown */
+	cr.p.trigger        = CATALOG_NO_TRIGGER;
+	cr.chunks_written   = r->chunks;
+	cr.err_port         = r->ok ? -1 : r->err_port;
+	cr.err_status       = r->err_status;
+	cr.err_lba          = r->err_lba;
+	catalog_rec_end(&cr);
+}
+
+/* Commands ---------------------------------------------------------------------------------------- */
 
 static const char *rec_usage_record =
-	"rec_record <lba> <mib> [seed=N] [rate=MBps] [strict=0|1] [ports=all|N] [chunk=KiB] [qd=N] [stop=MiB] [abort=MiB]";
+	"rec_record <lba|auto> <mib> [seed=N] [rate=MBps] [strict=0|1] [ports=all|N] [chunk=KiB] [qd=N] [stop=MiB] [abort=MiB]";
 static const char *rec_usage_replay =
-	"rec_replay <lba> <mib> [seed=N] [ports=all|N] [chunk=KiB] [qd=N]";
+	"rec_replay <lba> <mib> | id=<n> [seed=N] [ports=all|N] [chunk=KiB] [qd=N]";
 
 static int parse_args(int nb_params, char **params, int record, struct rec_job *j)
 {
 	const char *usage = record ? rec_usage_record : rec_usage_replay;
 	unsigned long long v;
 	unsigned long mib, x;
-	int i;
+	int i, first, placed;
 	rec_job_init(j);
-	if (nb_params < 2) {
+	if ((first = rec_catalog_args(nb_params, params, record, j, &placed)) < 0)
+		return -1;
+	mib = j->bytes >> 20;
+	if (first == 0 && nb_params < 2) {
 		printf("%s\n", usage);
 		return -1;
 	}
-	if (literec_parse_u64(params[0], &v)) {
-		printf("Error: invalid LBA '%s': a number\n", params[0]);
+	if (first == 0 && literec_parse_u64(params[0], &v)) {
+		printf("Error: invalid LBA '%s': a number (or auto: after the last recording of the catalog)\n", params[0]);
 		return -1;
 	}
-	j->lba = v;
-	if (literec_parse_ulong(params[1], &mib) || mib == 0 || mib > 1048576) {
+	if (first == 0)
+		j->lba = v;
+	if (first == 0 && (literec_parse_ulong(params[1], &mib) || mib == 0 || mib > 1048576)) {
 		printf("Error: invalid size '%s' MiB: 1..1048576\n", params[1]);
 		return -1;
 	}
-	j->bytes = (uint64_t)mib << 20;
-	for (i = 2; i < nb_params; i++) {
+	if (first == 0)
+		j->bytes = (uint64_t)mib << 20;
+	for (i = first ? first : 2; i < nb_params; i++) {
 		char *eq = strchr(params[i], '=');
 		const char *val = eq ? eq + 1 : "";
 		int klen = eq ? (int)(eq - params[i]) : (int)strlen(params[i]);
@@ -346,6 +440,8 @@ static int parse_args(int nb_params, char **params, int record, struct rec_job *
 		printf("Error: stop= and abort= exclude each other\n");
 		return -1;
 	}
+	if (!placed && catalog_place_auto(j->mask, j->bytes, j->chunk, &j->lba))
+		return -1;
 	return rec_job_check(j);
 }
 
@@ -355,9 +451,14 @@ static void rec_record_handler(int nb_params, char **params)
 {
 	struct rec_job j;
 	struct rec_result r;
+	int id, failed;
 	if (parse_args(nb_params, params, 1, &j))
 		return;
-	if (rec_record_run(&j, &r)) {
+	if ((id = rec_catalog_begin(&j)) < 0)
+		return;
+	failed = rec_record_run(&j, &r);
+	rec_catalog_end(&j, &r);
+	if (failed) {
 		printf("RESULT name=rec_record ok=0 chunks=%llu bytes_in=%llu lost_beats=%llu\n",
 			(unsigned long long)r.chunks, (unsigned long long)r.bytes_in, (unsigned long long)r.lost_beats);
 		return;
