@@ -12,6 +12,7 @@
 #include <generated/csr.h>
 #include <generated/soc.h>
 #include <generated/mem.h>
+#include <libbase/crc.h>
 
 #include "literec.h"
 #include "pcie.h"
@@ -158,39 +159,27 @@ static int vmatch(volatile const uint8_t *b, int off, const void *what, int n)
 
 static void vcopy_in(volatile const uint8_t *src)
 {
+	volatile const uint32_t *s = (volatile const uint32_t *)src;
+	uint32_t *d = (uint32_t *)blk;
 	int i;
-	for (i = 0; i < CATALOG_BLOCK; i += 4) {
-		uint32_t w = v32(src, i);
-		memcpy(blk + i, &w, 4);
-	}
+	for (i = 0; i < CATALOG_BLOCK/4; i++)
+		d[i] = s[i];
 }
 
 static void vcopy_out(volatile uint8_t *dst)
 {
+	const uint32_t *src = (const uint32_t *)blk;
+	volatile uint32_t *d = (volatile uint32_t *)dst;
 	int i;
-	for (i = 0; i < CATALOG_BLOCK; i += 4)
-		*(volatile uint32_t *)(dst + i) = g32(i);
+	for (i = 0; i < CATALOG_BLOCK/4; i++)
+		d[i] = src[i];
 }
 
-/* CRC-32 (zlib's: reflected 0xEDB88320, init and final XOR ~0), a nibble at a time. */
-static const uint32_t crc_nib[16] = {
-	0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac, 0x76dc4190, 0x6b6b51f4, 0x4db26158, 0x5005713c,
-	0xedb88320, 0xf00f9344, 0xd6d6a3e8, 0xcb61b38c, 0x9b64c2b0, 0x86d3d2d4, 0xa00ae278, 0xbdbdf21c,
-};
-
+/* CRC-32 of bytes 0x000-0xFFB (zlib's, libbase's crc32). The on-chip RAM windows are read as plain
+ * memory here: the device finished writing them before its completion was seen. */
 static uint32_t crc_block(volatile const uint8_t *b)
 {
-	uint32_t crc = ~0u, w;
-	int i, k;
-	for (i = 0; i < CRC_OFF; i += 4) {
-		w = v32(b, i);
-		for (k = 0; k < 4; k++, w >>= 8) {
-			crc ^= w & 0xff;
-			crc = (crc >> 4) ^ crc_nib[crc & 15];
-			crc = (crc >> 4) ^ crc_nib[crc & 15];
-		}
-	}
-	return ~crc;
+	return crc32((const unsigned char *)b, CRC_OFF);
 }
 
 static void seal(void)
@@ -426,7 +415,7 @@ int catalog_sets(uint32_t mask, struct catalog_set *sets, int max)
 	return n;
 }
 
-int catalog_select(uint32_t mask, int complete, struct catalog_set *s)
+int catalog_select(uint32_t mask, int flags, struct catalog_set *s)
 {
 	struct catalog_set sets[NPORTS];
 	char hex[17];
@@ -438,7 +427,7 @@ int catalog_select(uint32_t mask, int complete, struct catalog_set *s)
 		if (ports[p].st == CATALOG_PORT_OK)
 			with |= 1u << p;
 		else if (ports[p].st == CATALOG_PORT_NONE)
-			without |= 1u << p;
+			without |= (flags & CATALOG_SEL_ANY) ? 0 : 1u << p;
 		else {
 			printf("Error: nvme%d: %s\n", p, catalog_port_str(p));
 			return -1;
@@ -472,7 +461,7 @@ int catalog_select(uint32_t mask, int complete, struct catalog_set *s)
 				s->port_of[ports[p].pos], p, ports[p].pos);
 			return -1;
 		}
-	if (complete)
+	if (flags & CATALOG_SEL_COMPLETE)
 		for (q = 0; q < s->size; q++)
 			if (s->port_of[q] < 0) {
 				set_hex(s->id, hex);
@@ -578,11 +567,14 @@ static int scan_slots(struct catalog_set *s, raw_visit_fn fn, void *ctx, struct 
 			if (bad) {
 				printf("Warning: catalog slot %d is corrupt on every drive of the set (CRC): left alone\n", slot);
 				si->corrupt++;
-			} else if (si->free_slot < 0) {
+				continue;
+			}
+			/* Never written in this set: slots are taken lowest first, so the ones after it are empty too. */
+			if (si->free_slot < 0) {
 				si->free_slot = slot;
 				si->free_seq  = 1;
 			}
-			continue;
+			break;
 		}
 		decode(best, &e);
 		if (e.id > si->max_id)
@@ -723,7 +715,7 @@ int catalog_place_auto(uint32_t mask, uint64_t bytes, uint32_t chunk, uint64_t *
 	uint8_t order[CATALOG_MAX_DRIVES];
 	uint64_t at;
 	int r, p;
-	r = catalog_select(mask, 1, &s);
+	r = catalog_select(mask, CATALOG_SEL_COMPLETE, &s);
 	if (r == 0) {
 		printf("Error: 'auto' places a recording after the others in the catalog, and ");
 		for (p = 0; p < NPORTS; p++)
@@ -760,7 +752,7 @@ int catalog_place_auto(uint32_t mask, uint64_t bytes, uint32_t chunk, uint64_t *
 static struct catalog_set act_set;
 static int      act, act_phase, act_errors;
 static uint32_t act_rec_ports, act_pending, act_checkpoints;
-static uint64_t act_next;
+static uint64_t act_next, act_ckpt_t0, act_ckpt_max, act_ckpt_cpu;
 
 int catalog_rec_active(void)
 {
@@ -791,7 +783,7 @@ int catalog_rec_begin(const struct catalog_job *j)
 		printf("Error: a recording is already in the catalog and running\n");
 		return -1;
 	}
-	r = catalog_select(j->mask, 1, &act_set);
+	r = catalog_select(j->mask, CATALOG_SEL_COMPLETE, &act_set);
 	if (r == 0) {
 		printf("catalog: ");
 		print_ports(j->mask);
@@ -874,6 +866,7 @@ int catalog_rec_begin(const struct catalog_job *j)
 	act_phase = 0;
 	act_errors = 0;
 	act_checkpoints = 0;
+	act_ckpt_max = act_ckpt_cpu = 0;
 	act_rec_ports = j->mask;
 	act_next = literec_cycles() + literec_us_to_cycles((uint64_t)catalog_checkpoint_ms*1000);
 	set_hex(act_set.id, hex);
@@ -901,6 +894,7 @@ static void checkpoint_step(const struct catalog_progress *pr, int force)
 		if (!pr || (!force && literec_cycles() < act_next))
 			return;
 		put_progress(pr);
+		act_ckpt_t0 = literec_cycles();
 		if (submit_all(act_rec_ports, NVME_OP_FLUSH))
 			act_errors++;
 		act_pending = act_rec_ports;
@@ -924,6 +918,8 @@ static void checkpoint_step(const struct catalog_progress *pr, int force)
 		if (act_pending)
 			return;
 		act_checkpoints++;
+		if (literec_cycles() - act_ckpt_t0 > act_ckpt_max)
+			act_ckpt_max = literec_cycles() - act_ckpt_t0;
 		act_phase = 0;
 		act_next = literec_cycles() + literec_us_to_cycles((uint64_t)catalog_checkpoint_ms*1000);
 		return;
@@ -932,8 +928,12 @@ static void checkpoint_step(const struct catalog_progress *pr, int force)
 
 void catalog_rec_checkpoint(const struct catalog_progress *pr)
 {
-	if (act)
-		checkpoint_step(pr, 0);
+	uint64_t t0;
+	if (!act || (act_phase == 0 && literec_cycles() < act_next))
+		return;
+	t0 = literec_cycles();
+	checkpoint_step(pr, 0);
+	act_ckpt_cpu += literec_cycles() - t0;      /* CPU time spent in the steps */
 }
 
 void catalog_rec_drop(uint64_t data_offset, uint64_t bytes)
@@ -982,9 +982,11 @@ int catalog_rec_end(const struct catalog_result *res)
 	printf("catalog: recording %lu %s, %llu bytes, %lu checkpoint(s)%s\n", (unsigned long)id,
 		catalog_state_str(res->state), (unsigned long long)res->p.bytes_recorded, (unsigned long)act_checkpoints,
 		(err || act_errors) ? ", catalog I/O errors (see above)" : "");
-	printf("RESULT name=catalog_rec id=%lu state=%s bytes=%llu dropped=%llu checkpoints=%lu ok=%d\n",
-		(unsigned long)id, catalog_state_str(res->state), (unsigned long long)res->p.bytes_recorded,
-		(unsigned long long)res->p.bytes_dropped, (unsigned long)act_checkpoints, !(err || act_errors));
+	printf("RESULT name=catalog_rec id=%lu state=%s bytes=%llu dropped=%llu checkpoints=%lu ckpt_max_cycles=%llu "
+		"ckpt_cpu_cycles=%llu ok=%d\n", (unsigned long)id, catalog_state_str(res->state),
+		(unsigned long long)res->p.bytes_recorded, (unsigned long long)res->p.bytes_dropped,
+		(unsigned long)act_checkpoints, (unsigned long long)act_ckpt_max, (unsigned long long)act_ckpt_cpu,
+		!(err || act_errors));
 	return err ? -1 : 0;
 }
 
@@ -993,7 +995,7 @@ int catalog_lookup(uint32_t id, uint32_t mask_hint, struct catalog_job *j, uint6
 	struct catalog_set s;
 	struct catalog_entry e;
 	int k, last = -1, r;
-	r = catalog_select(mask_hint, 0, &s);
+	r = catalog_select(mask_hint, CATALOG_SEL_ANY, &s);
 	if (r == 0)
 		printf("Error: id=%lu: no catalog on the initialized drives (rec_format yes creates one)\n", (unsigned long)id);
 	if (r <= 0 || catalog_find(&s, id, &e))

@@ -129,8 +129,13 @@ int  catalog_port_state(int port);              /* the last probe's result (no I
 const char *catalog_port_str(int port);         /* the last probe's result in words */
 /* Sets among the ports of `mask` (probed first): fills up to `max` sets, returns how many. */
 int  catalog_sets(uint32_t mask, struct catalog_set *sets, int max);
-/* The one set of `mask` (error printed unless exactly one, complete when `complete`): 0 or -1. */
-int  catalog_select(uint32_t mask, int complete, struct catalog_set *s);
+/* The one set of the ports of `mask`: 1 (*s filled), 0 (none of them has a catalog) or -1 (error
+ * printed: corrupt or unknown catalog, mixed set, drives with and without a catalog, a position
+ * twice, and with CATALOG_SEL_COMPLETE a drive of the set missing). CATALOG_SEL_ANY: ports without
+ * a catalog are left out instead of making a mixed selection. */
+#define CATALOG_SEL_COMPLETE 1
+#define CATALOG_SEL_ANY      2
+int  catalog_select(uint32_t mask, int flags, struct catalog_set *s);
 /* Visits every live (or every, with deleted) entry of a set in slot order; returns the number of
  * corrupt slots (printed). */
 typedef void (*catalog_visit_fn)(const struct catalog_entry *e, void *ctx);

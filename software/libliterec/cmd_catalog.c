@@ -148,7 +148,7 @@ static void list_visit(const struct catalog_entry *e, void *ctx)
 		(unsigned long long)e->bytes, (unsigned long long)e->oldest, (unsigned long long)e->dropped,
 		(unsigned long)e->drops_total, e->width);
 	print_order(e, ',');
-	printf(" lba=%llu chunk=%lu seed=%lu start_cycles=%llu stop_cycles=%llu name=%s\n",
+	printf(" lba=%llu chunk=%lu seed=%lu start_cycles=%llu stop_cycles=%llu label=%s\n",
 		(unsigned long long)e->start_lba[e->order[0] & 7], (unsigned long)e->chunk, (unsigned long)e->seed,
 		(unsigned long long)e->t0, (unsigned long long)e->t1, e->name[0] ? e->name : "-");
 }
@@ -209,7 +209,7 @@ static void rec_show_handler(int nb_params, char **params)
 	int k, j;
 	if (parse_id(nb_params, params, usage, &id) || parse_opts(nb_params - 1, params + 1, usage, &mask, NULL, NULL))
 		return;
-	if ((k = catalog_select(mask, 0, &s)) <= 0) {
+	if ((k = catalog_select(mask, CATALOG_SEL_ANY, &s)) <= 0) {
 		if (k == 0)
 			printf("Error: no catalog on the initialized drives (rec_format yes creates one)\n");
 		return;
@@ -281,7 +281,7 @@ static void rec_delete_handler(int nb_params, char **params)
 	int r;
 	if (parse_id(nb_params, params, usage, &id) || parse_opts(nb_params - 1, params + 1, usage, &mask, flags, &found))
 		return;
-	if ((r = catalog_select(mask, 1, &s)) <= 0) {
+	if ((r = catalog_select(mask, CATALOG_SEL_COMPLETE | CATALOG_SEL_ANY, &s)) <= 0) {
 		if (r == 0)
 			printf("Error: no catalog on the initialized drives (rec_format yes creates one)\n");
 		return;
