@@ -12,7 +12,6 @@
 #include <generated/csr.h>
 #include <generated/soc.h>
 #include <generated/mem.h>
-#include <libbase/crc.h>
 
 #include "literec.h"
 #include "pcie.h"
@@ -140,20 +139,26 @@ static uint64_t v64(volatile const uint8_t *b, int off) { return v32(b, off) | (
 static uint8_t  v8(volatile const uint8_t *b, int off)  { return v32(b, off & ~3) >> (8*(off & 3)); }
 static uint16_t v16(volatile const uint8_t *b, int off) { return v32(b, off & ~3) >> (8*(off & 2)); }
 
-static void vstr(char *dst, volatile const uint8_t *b, int off, int n)
+static void vstr(char *dst, volatile const uint8_t *b, int off, int n)   /* off, n: multiples of 4 */
 {
+	uint32_t w;
 	int i;
-	for (i = 0; i < n; i++)
-		dst[i] = v8(b, off + i);
+	for (i = 0; i < n; i += 4) {
+		w = v32(b, off + i);
+		memcpy(dst + i, &w, 4);
+	}
 	dst[n] = 0;
 }
 
-static int vmatch(volatile const uint8_t *b, int off, const void *what, int n)
+static int vmatch(volatile const uint8_t *b, int off, const void *what, int n)   /* off, n: multiples of 4 */
 {
+	uint32_t w;
 	int i;
-	for (i = 0; i < n; i++)
-		if (v8(b, off + i) != ((const uint8_t *)what)[i])
+	for (i = 0; i < n; i += 4) {
+		w = v32(b, off + i);
+		if (memcmp(&w, (const uint8_t *)what + i, 4))
 			return 0;
+	}
 	return 1;
 }
 
@@ -175,11 +180,26 @@ static void vcopy_out(volatile uint8_t *dst)
 		d[i] = src[i];
 }
 
-/* CRC-32 of bytes 0x000-0xFFB (zlib's, libbase's crc32). The on-chip RAM windows are read as plain
- * memory here: the device finished writing them before its completion was seen. */
+/* CRC-32 of bytes 0x000-0xFFB (zlib's: reflected 0xEDB88320, init and final XOR ~0), read in 32-bit
+ * words (the on-chip RAM windows are uncached: a word read costs what a byte read costs). */
+static uint32_t crc_tab[256];
+
 static uint32_t crc_block(volatile const uint8_t *b)
 {
-	return crc32((const unsigned char *)b, CRC_OFF);
+	uint32_t crc = ~0u, w, c;
+	int i, k;
+	if (!crc_tab[1])
+		for (i = 0; i < 256; i++) {
+			for (c = i, k = 0; k < 8; k++)
+				c = (c >> 1) ^ (0xedb88320u & -(c & 1));
+			crc_tab[i] = c;
+		}
+	for (i = 0; i < CRC_OFF; i += 4) {
+		w = v32(b, i);
+		for (k = 0; k < 4; k++, w >>= 8)
+			crc = (crc >> 8) ^ crc_tab[(crc ^ w) & 0xff];
+	}
+	return ~crc;
 }
 
 static void seal(void)
@@ -519,14 +539,15 @@ static void decode(volatile const uint8_t *b, struct catalog_entry *e)
 		e->drops_logged = CATALOG_DROP_EVENTS;
 }
 
-/* 1: a valid copy of `slot` of this set; -1: ours but corrupt; 0: not ours (empty, other set). */
-static int entry_check(volatile const uint8_t *b, struct catalog_set *s, int slot)
+/* A copy of this set (magic and set identity), then a valid one (version, slot, CRC). */
+static int entry_ours(volatile const uint8_t *b, struct catalog_set *s)
 {
-	if (!vmatch(b, 0, ent_magic, 8) || !vmatch(b, E_SET, s->id, 16))
-		return 0;
-	if (v16(b, E_VERSION) != CATALOG_VERSION || v16(b, E_SLOT) != slot || crc_block(b) != v32(b, CRC_OFF))
-		return -1;
-	return 1;
+	return vmatch(b, 0, ent_magic, 8) && vmatch(b, E_SET, s->id, 16);
+}
+
+static int entry_valid(volatile const uint8_t *b, int slot)
+{
+	return v16(b, E_VERSION) == CATALOG_VERSION && v16(b, E_SLOT) == slot && crc_block(b) == v32(b, CRC_OFF);
 }
 
 struct scan_info {
@@ -545,7 +566,7 @@ static int scan_slots(struct catalog_set *s, raw_visit_fn fn, void *ctx, struct 
 	memset(si, 0, sizeof(*si));
 	si->free_slot = -1;
 	for (slot = 0; slot < CATALOG_SLOTS; slot++) {
-		volatile uint8_t *best = NULL;
+		volatile uint8_t *best = NULL, *cand[2];
 		int bad = 0;
 		for (k = 0; k <= s->size && !best; k++) {
 			volatile uint8_t *b;
@@ -554,13 +575,20 @@ static int scan_slots(struct catalog_set *s, raw_visit_fn fn, void *ctx, struct 
 				continue;
 			if (read_blocks(p, ENTRY_BLOCK(slot, 0), 2))
 				return -1;
+			/* The newer of the copies of this set first (its CRC only), the other if it is corrupt. */
 			b = nvme_cpu_buf(p);
-			for (copy = 0; copy < 2; copy++) {
-				int r = entry_check(b + copy*CATALOG_BLOCK, s, slot);
-				if (r < 0)
+			cand[0] = entry_ours(b, s) ? b : NULL;
+			cand[1] = entry_ours(b + CATALOG_BLOCK, s) ? b + CATALOG_BLOCK : NULL;
+			if (!cand[0] || (cand[1] && v32(cand[1], E_SEQ) > v32(cand[0], E_SEQ))) {
+				volatile uint8_t *t = cand[0];
+				cand[0] = cand[1];
+				cand[1] = t;
+			}
+			for (copy = 0; copy < 2 && cand[copy] && !best; copy++) {
+				if (entry_valid(cand[copy], slot))
+					best = cand[copy];
+				else
 					bad++;
-				else if (r > 0 && (!best || v32(b + copy*CATALOG_BLOCK, E_SEQ) > v32(best, E_SEQ)))
-					best = b + copy*CATALOG_BLOCK;
 			}
 		}
 		if (!best) {
@@ -752,7 +780,7 @@ int catalog_place_auto(uint32_t mask, uint64_t bytes, uint32_t chunk, uint64_t *
 static struct catalog_set act_set;
 static int      act, act_phase, act_errors;
 static uint32_t act_rec_ports, act_pending, act_checkpoints;
-static uint64_t act_next, act_ckpt_t0, act_ckpt_max, act_ckpt_cpu;
+static uint64_t act_next, act_ckpt_t0, act_ckpt_max, act_ckpt_cpu, act_begin_cycles;
 
 int catalog_rec_active(void)
 {
@@ -778,6 +806,7 @@ int catalog_rec_begin(const struct catalog_job *j)
 	uint64_t area, nsze_min = ~0ULL, bytes = j->bytes;
 	int r, p, w;
 	char hex[17];
+	uint64_t t_begin = literec_cycles();
 
 	if (act) {
 		printf("Error: a recording is already in the catalog and running\n");
@@ -867,6 +896,7 @@ int catalog_rec_begin(const struct catalog_job *j)
 	act_errors = 0;
 	act_checkpoints = 0;
 	act_ckpt_max = act_ckpt_cpu = 0;
+	act_begin_cycles = literec_cycles() - t_begin;
 	act_rec_ports = j->mask;
 	act_next = literec_cycles() + literec_us_to_cycles((uint64_t)catalog_checkpoint_ms*1000);
 	set_hex(act_set.id, hex);
@@ -954,6 +984,7 @@ int catalog_rec_end(const struct catalog_result *res)
 {
 	int k, w, err;
 	uint32_t id;
+	uint64_t t_end = literec_cycles();
 	if (!act)
 		return 0;
 	while (act_phase)
@@ -983,10 +1014,11 @@ int catalog_rec_end(const struct catalog_result *res)
 		catalog_state_str(res->state), (unsigned long long)res->p.bytes_recorded, (unsigned long)act_checkpoints,
 		(err || act_errors) ? ", catalog I/O errors (see above)" : "");
 	printf("RESULT name=catalog_rec id=%lu state=%s bytes=%llu dropped=%llu checkpoints=%lu ckpt_max_cycles=%llu "
-		"ckpt_cpu_cycles=%llu ok=%d\n", (unsigned long)id, catalog_state_str(res->state),
-		(unsigned long long)res->p.bytes_recorded, (unsigned long long)res->p.bytes_dropped,
-		(unsigned long)act_checkpoints, (unsigned long long)act_ckpt_max, (unsigned long long)act_ckpt_cpu,
-		!(err || act_errors));
+		"ckpt_cpu_cycles=%llu begin_cycles=%llu end_cycles=%llu ok=%d\n", (unsigned long)id,
+		catalog_state_str(res->state), (unsigned long long)res->p.bytes_recorded,
+		(unsigned long long)res->p.bytes_dropped, (unsigned long)act_checkpoints, (unsigned long long)act_ckpt_max,
+		(unsigned long long)act_ckpt_cpu, (unsigned long long)act_begin_cycles,
+		(unsigned long long)(literec_cycles() - t_end), !(err || act_errors));
 	return err ? -1 : 0;
 }
 

@@ -158,9 +158,11 @@ static void rec_list_handler(int nb_params, char **params)
 	static const char *flags[] = {"deleted", NULL};
 	struct catalog_set sets[NPORTS];
 	uint32_t mask, found;
+	uint64_t t0;
 	int n, i, p, total = 0, corrupt = 0;
 	if (parse_opts(nb_params, params, "rec_list [ports=all|N|N,M..] [deleted]", &mask, flags, &found))
 		return;
+	t0 = literec_cycles();
 	n = catalog_sets(mask, sets, NPORTS);
 	for (p = 0; p < NPORTS; p++)
 		if ((mask & (1u << p)) && catalog_port_state(p) != CATALOG_PORT_OK)
@@ -178,7 +180,8 @@ static void rec_list_handler(int nb_params, char **params)
 		total += count;
 		corrupt += c;
 	}
-	printf("RESULT name=rec_list sets=%d recordings=%d corrupt=%d\n", n, total, corrupt);
+	printf("RESULT name=rec_list sets=%d recordings=%d corrupt=%d cycles=%llu\n", n, total, corrupt,
+		(unsigned long long)(literec_cycles() - t0));
 }
 define_command(rec_list, rec_list_handler, "List the recordings in the catalog: rec_list [ports=] [deleted]", LITEREC_CMDS);
 
