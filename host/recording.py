@@ -116,7 +116,6 @@ def write_sigmf(base, data_path, dset, e, gaps, gap_list):
     ss = sample_size(datatype)
     info = {
         "core:datatype": datatype,
-        "core:version":  "1.2.0",
         "core:recorder": "LiteRecorder",
         "core:description": e.text or f"LiteRecorder recording {e.id}" + (f" ({e.name})" if e.name else ""),
         "core:hw": ", ".join(f"{m.serial}" for m in dset.header.members),

@@ -897,6 +897,9 @@ int catalog_rec_begin(const struct catalog_job *j)
 	act_checkpoints = 0;
 	act_ckpt_max = act_ckpt_cpu = 0;
 	act_begin_cycles = literec_cycles() - t_begin;
+	/* The recording starts now: the next update of the entry carries this start time. */
+	p64(E_T0, literec_cycles());
+	p64(E_U0, catalog_unix_us());
 	act_rec_ports = j->mask;
 	act_next = literec_cycles() + literec_us_to_cycles((uint64_t)catalog_checkpoint_ms*1000);
 	set_hex(act_set.id, hex);
@@ -984,7 +987,7 @@ int catalog_rec_end(const struct catalog_result *res)
 {
 	int k, w, err;
 	uint32_t id;
-	uint64_t t_end = literec_cycles();
+	uint64_t t_end = literec_cycles(), u_end = catalog_unix_us();
 	if (!act)
 		return 0;
 	while (act_phase)
@@ -994,8 +997,8 @@ int catalog_rec_end(const struct catalog_result *res)
 		act_errors++;
 	put_progress(&res->p);
 	p8(E_STATE, res->state);
-	p64(E_T1, literec_cycles());
-	p64(E_U1, catalog_unix_us());
+	p64(E_T1, t_end);                     /* the recording ended when the job layer said so */
+	p64(E_U1, u_end);
 	w = blk[E_WIDTH];
 	if (blk[E_MODE] != CATALOG_MODE_RING)
 		for (k = 0; k < w; k++)
