@@ -672,6 +672,10 @@ void catalog_found_drop(int j, uint64_t *data_offset, uint64_t *bytes)
 	*bytes       = v64(blk, E_DROPLOG + 16*j + 8);
 }
 
+/* The running recording (catalog_rec_*): its set, checkpoint state machine and timings. */
+static struct catalog_set act_set;
+static int      act, act_phase, act_errors;
+
 /* Regions --------------------------------------------------------------------------------------- */
 
 /* Chunks of a `chunks`-chunk recording on stripe member k of w. */
@@ -743,6 +747,10 @@ int catalog_place_auto(uint32_t mask, uint64_t bytes, uint32_t chunk, uint64_t *
 	uint8_t order[CATALOG_MAX_DRIVES];
 	uint64_t at;
 	int r, p;
+	if (act) {
+		printf("Error: a recording is already in the catalog and running\n");
+		return -1;
+	}
 	r = catalog_select(mask, CATALOG_SEL_COMPLETE, &s);
 	if (r == 0) {
 		printf("Error: 'auto' places a recording after the others in the catalog, and ");
@@ -777,8 +785,6 @@ int catalog_place_auto(uint32_t mask, uint64_t bytes, uint32_t chunk, uint64_t *
 
 /* Recording ---------------------------------------------------------------------------------------- */
 
-static struct catalog_set act_set;
-static int      act, act_phase, act_errors;
 static uint32_t act_rec_ports, act_pending, act_checkpoints;
 static uint64_t act_next, act_ckpt_t0, act_ckpt_max, act_ckpt_cpu, act_begin_cycles;
 

@@ -67,10 +67,15 @@ static int parse_ports(const char *v, uint32_t *mask)
 	return 0;
 }
 
-/* Options common to the commands: ports=..., and the words in `flags` (set in *found as bits). */
+/* Options common to the commands: ports=..., and the words in `flags` (set in *found as bits).
+ * The catalog is not read or changed by commands while a recording updates it. */
 static int parse_opts(int n, char **params, const char *usage, uint32_t *mask, const char **flags, uint32_t *found)
 {
 	int i, k;
+	if (catalog_rec_active()) {
+		printf("Error: a recording is running and updates the catalog: wait for its end first\n");
+		return -1;
+	}
 	*mask = initialized_ports();
 	if (found)
 		*found = 0;
