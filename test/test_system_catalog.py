@@ -146,11 +146,11 @@ def test_no_catalog_then_format_record_list_extract(one):
     assert "RESULT name=verify id=2 bytes=3145728 words=786432 errors=0" in r.stdout
 
     # Explicit LBAs are checked against the catalog area and the other recordings.
-    out = sim.cmd("rec_record 100 1")
-    assert "LBA 100 is inside the catalog area (LBAs 0..2047)" in out and "RESULT name=rec_record" not in out
-    out = sim.cmd(f"rec_record {AREA + 32768 + 100} 1")
+    out = sim.cmd("rec_record 256 1")
+    assert "LBA 256 is inside the catalog area (LBAs 0..2047)" in out and result(out, "rec_record")["chunks"] == "0"
+    out = sim.cmd(f"rec_record {AREA + 32768 + 256} 1")
     assert f"overlap recording 2 (LBAs {AREA + 32768}..{AREA + 32768 + 6143} on nvme0)" in out
-    assert "RESULT name=rec_record" not in out
+    assert result(out, "rec_record")["chunks"] == "0"
     # Replay by id (the seed comes from the catalog).
     r = result(sim.cmd("rec_replay id=2", timeout=600), "rec_replay")
     assert (r["ok"], r["errors"], r["lba"], r["checked_beats"]) == ("1", "0", str(AREA + 32768), str(3 * MiB // 64))
@@ -232,8 +232,8 @@ def test_corrupt_and_unknown_catalogs_are_detected(one):
     patch(img, 4096 + 0x30, b"\x01")
     out = sim.cmd("rec_list")
     assert "nvme0: corrupt catalog header (CRC mismatch in both copies)" in out
-    out = sim.cmd("rec_record 200000 1")
-    assert "corrupt catalog header" in out and "RESULT name=rec_record" not in out
+    out = sim.cmd("rec_record 200192 1")
+    assert "corrupt catalog header" in out and result(out, "rec_record")["ok"] == "0"
     r = literec("list", img, rc=2)
     assert f"{img}: corrupt catalog header: drive header copy A: CRC mismatch" in r.stderr
     # An unknown format version.
@@ -246,6 +246,86 @@ def test_corrupt_and_unknown_catalogs_are_detected(one):
     assert "catalog format version 2 is not supported (this literec reads version 1)" in literec("list", img, rc=2).stderr
     ok(sim, "rec_format yes")
     assert listing(img) == []
+
+def test_job_layer_start_drops_ring_and_replay_by_id(one):
+    """rec_start (the job API) enters the catalog like rec_record: its end is seen by rec_wait; an
+    until-stop recording with the drop policy keeps the recorder's drop log (as data offsets); a
+    ring keeps its trigger and oldest byte; play_start/rec_replay id= replay them (a wrapped ring
+    from its oldest byte)."""
+    from conftest import ssd_ctl
+    sim, img = one, ns(one)
+    ok(sim, "rec_format yes")
+    out = sim.cmd("rec_start auto 4 seed=41")
+    assert result(out, "rec_start")["first_lba"] == str(AREA) and "catalog: recording 1 " in out, out
+    out = sim.cmd("rec_wait", timeout=600)
+    c = result(out, "catalog_rec")
+    assert (c["id"], c["state"], c["bytes"], c["dropped"]) == ("1", "complete", str(4 * MiB), "0"), out
+
+    # Until-stop, drop policy: a 1000 MB/s source that cannot wait, a drive held to 500 MB/s (no
+    # write buffer), a ring of 8 chunks. Everything the recorder dropped is in the catalog, in place.
+    rate, buf = (ssd_ctl(sim, f"get {k}").split("=")[1] for k in ("write_rate", "write_buf"))
+    ssd_ctl(sim, "set write_rate=500000000 write_buf=4096")
+    sim.cmd("rec_set rate=1000 strict=1 policy=drop buffer=1")
+    try:
+        out = sim.cmd("rec_start auto until-stop=4 seed=42")
+        assert result(out, "rec_start")["first_lba"] == str(AREA + 4 * MiB // 512), out
+        out = sim.cmd("rec_wait", timeout=600)
+    finally:
+        sim.cmd("rec_set clear")
+        ssd_ctl(sim, f"set write_rate={rate} write_buf={buf}")
+    c = result(out, "catalog_rec")
+    st = result(sim.cmd("rec_status"), "rec_status")
+    assert st["status"] == "4" and st["bytes_committed"] == str(4 * MiB), st     # capacity reached
+    ndrops, dropped = int(st["drops"]), int(st["bytes_dropped"])
+    assert 0 < ndrops <= 207 and dropped > 0, st
+    assert (c["id"], c["state"], c["bytes"], c["dropped"]) == ("2", "complete", str(4 * MiB), str(dropped))
+    log = [(int(d["pos"]), int(d["len"])) for d in parse_results(sim.cmd(f"rec_drops 0 {ndrops}"))
+        if d["name"] == "rec_drop"]
+    assert len(log) == ndrops and sum(n for _, n in log) == dropped
+    d = drv.assemble([img])
+    d.load_catalog()
+    e = [x for x in d.recordings() if x.id == 2][0]
+    d.drive(0).close()
+    gaps, before = [], 0
+    for pos, n in log:
+        gaps.append((pos - before, n))
+        before += n
+    assert (e.drops_total, [(x.data_offset, x.nbytes) for x in e.drops]) == (ndrops, gaps)
+    # Extracted with the gaps zero-filled: the source's stream with the dropped bytes zeroed.
+    literec("extract", img, "--id", 2, "-o", os.path.dirname(img) + "/drops", "--no-progress")
+    expect = bytearray(stream(42, 4 * MiB + dropped))
+    for pos, n in log:
+        expect[pos:pos + n] = bytes(n)
+    assert open(os.path.dirname(img) + "/drops", "rb").read() == bytes(expect)
+
+    # Ring of 2 MiB that wraps (1000 MB/s: a lap every 2 ms), then the trigger, 1 MiB after it.
+    sim.cmd("rec_set rate=1000")
+    try:
+        out = sim.cmd("rec_start auto ring=2 post=1 seed=43")
+        lba = int(result(out, "rec_start")["first_lba"])
+        assert lba == AREA + 8 * MiB // 512, out
+        assert result(sim.cmd("rec_wait 7"), "rec_wait")["done"] == "0"
+        sim.cmd("rec_trigger")
+        out = sim.cmd("rec_wait", timeout=600)
+    finally:
+        sim.cmd("rec_set clear")
+    c = result(out, "catalog_rec")
+    st = result(sim.cmd("rec_status"), "rec_status")
+    kept, trig, oldest = int(st["bytes_committed"]), int(st["trigger"]), int(st["oldest"])
+    assert st["status"] == "5" and oldest > 0 and kept == trig + MiB, st
+    assert (c["id"], c["state"], c["bytes"]) == ("3", "complete", str(kept))
+    r = [x for x in listing(img) if x["id"] == 3][0]
+    assert (r["mode"], r["oldest"], r["trigger"], r["ring_bytes"]) == ("ring", oldest, trig, 2 * MiB), r
+    literec("extract", img, "--id", 3, "-o", os.path.dirname(img) + "/ring", "--no-progress")
+    assert open(os.path.dirname(img) + "/ring", "rb").read() == stream(43, kept - oldest, oldest)
+    # Replay by id: the wrapped ring from its oldest byte (the checker's pattern from there too).
+    r = result(sim.cmd("rec_replay id=3", timeout=600), "rec_replay")
+    assert (r["ok"], r["errors"], r["bytes"], r["checked_beats"]) == ("1", "0", str(kept - oldest), str((kept - oldest) // 64)), r
+    out = sim.cmd("play_start id=1")
+    assert f"play_start: {4 * MiB} bytes from nvme0 LBA {AREA} to the checker" in out, out
+    assert result(sim.cmd("rec_wait", timeout=600), "rec_wait")["done"] == "1"
+    assert "RESULT name=catalog_rec" not in out          # a replay changes nothing in the catalog
+    assert "with id= the catalog gives ports" in sim.cmd("rec_replay id=3 seed=5")
 
 # Killed mid-recording -------------------------------------------------------------------------------
 

@@ -45,13 +45,19 @@ void catalog_set_clock(uint64_t unix_s)
 	clock_set     = 1;
 }
 
-uint64_t catalog_unix_us(void)
+/* Wall clock at a cycle of the modeled clock (0: never set). */
+static uint64_t unix_at(uint64_t cycles)
 {
 	uint64_t d;
 	if (!clock_set)
 		return 0;
-	d = literec_cycles() - clock_cycles0;
+	d = cycles > clock_cycles0 ? cycles - clock_cycles0 : 0;
 	return clock_us0 + d/CONFIG_CLOCK_FREQUENCY*1000000ULL + (d % CONFIG_CLOCK_FREQUENCY)*1000000ULL/CONFIG_CLOCK_FREQUENCY;
+}
+
+uint64_t catalog_unix_us(void)
+{
+	return unix_at(literec_cycles());
 }
 
 #ifdef CSR_NVME0_BASE
@@ -771,6 +777,9 @@ int catalog_place_auto(uint32_t mask, uint64_t bytes, uint32_t chunk, uint64_t *
 	for (p = 0; p < CATALOG_MAX_DRIVES; p++)
 		if ((pc.positions & (1u << p)) && pc.end[p] > at)
 			at = pc.end[p];
+	/* Recordings start on a chunk (the recorder refuses an unaligned start). */
+	if (chunk >= s.lba_size)
+		at = (at + chunk/s.lba_size - 1)/(chunk/s.lba_size)*(chunk/s.lba_size);
 	for (p = 0; p < NPORTS; p++)
 		if ((mask & (1u << p)) && at + pc.blocks[ports[p].pos] > nvme_ctrls[p].nsze) {
 			printf("Error: no room for %llu bytes on nvme%d after the last recording (LBA %llu, %llu of %llu LBAs free): "
@@ -965,6 +974,15 @@ static void checkpoint_step(const struct catalog_progress *pr, int force)
 	}
 }
 
+int catalog_rec_due(void)
+{
+	if (!act)
+		return 0;
+	if (act_phase)
+		return 1;
+	return literec_cycles() >= act_next ? 2 : 0;
+}
+
 void catalog_rec_checkpoint(const struct catalog_progress *pr)
 {
 	uint64_t t0;
@@ -993,9 +1011,12 @@ int catalog_rec_end(const struct catalog_result *res)
 {
 	int k, w, err;
 	uint32_t id;
-	uint64_t t_end = literec_cycles(), u_end = catalog_unix_us();
+	uint64_t t_end = literec_cycles(), u_end;
 	if (!act)
 		return 0;
+	if (res->t_stop && res->t_stop <= t_end)
+		t_end = res->t_stop;
+	u_end = unix_at(t_end);
 	while (act_phase)
 		checkpoint_step(NULL, 0);
 	/* The data first (flush), then the entry that says it is there. */
@@ -1003,6 +1024,12 @@ int catalog_rec_end(const struct catalog_result *res)
 		act_errors++;
 	put_progress(&res->p);
 	p8(E_STATE, res->state);
+	if (res->drops_total > g32(E_DROPS))
+		p32(E_DROPS, res->drops_total);
+	if (res->t_start && res->t_start <= t_end) {
+		p64(E_T0, res->t_start);      /* the cycle the recorder started (an armed one: later) */
+		p64(E_U0, unix_at(res->t_start));
+	}
 	p64(E_T1, t_end);                     /* the recording ended when the job layer said so */
 	p64(E_U1, u_end);
 	w = blk[E_WIDTH];
@@ -1031,7 +1058,8 @@ int catalog_rec_end(const struct catalog_result *res)
 	return err ? -1 : 0;
 }
 
-int catalog_lookup(uint32_t id, uint32_t mask_hint, struct catalog_job *j, uint64_t *bytes_recorded)
+int catalog_lookup(uint32_t id, uint32_t mask_hint, struct catalog_job *j, uint64_t *bytes_recorded,
+	uint64_t *oldest)
 {
 	struct catalog_set s;
 	struct catalog_entry e;
@@ -1064,6 +1092,7 @@ int catalog_lookup(uint32_t id, uint32_t mask_hint, struct catalog_job *j, uint6
 	j->seed   = e.seed;
 	j->bytes  = e.ring ? e.ring : e.bytes;
 	*bytes_recorded = e.bytes;
+	*oldest = e.oldest;
 	return 0;
 }
 
@@ -1212,5 +1241,6 @@ void catalog_rec_checkpoint(const struct catalog_progress *p) {}
 void catalog_rec_drop(uint64_t data_offset, uint64_t bytes) {}
 int catalog_rec_end(const struct catalog_result *r) { return 0; }
 int catalog_rec_active(void) { return 0; }
+int catalog_rec_due(void) { return 0; }
 
 #endif

@@ -15,7 +15,8 @@
 //   catalog_rec_checkpoint(&progress)             from the polling loop: cheap; flushes the drives
 //                                                 and rewrites the entry at most every
 //                                                 catalog_checkpoint_ms of modeled time, without
-//                                                 blocking (one step per call)
+//                                                 blocking (one step per call; catalog_rec_due()
+//                                                 says whether a call would do anything)
 //   catalog_rec_drop(data_offset, bytes)          one drop event (the drop log)
 //   catalog_rec_end(&result)                      final state, length, stop time, shrunk regions
 
@@ -75,6 +76,8 @@ struct catalog_result {
 	int      err_port;        /* _ERROR: failing port, its NVMe status and LBA */
 	uint32_t err_status;
 	uint64_t err_lba;
+	uint32_t drops_total;     /* drop events in all (the recorder's count: its log may hold fewer) */
+	uint64_t t_start, t_stop; /* modeled cycles of the recording's start and end (0: at begin / now) */
 };
 
 extern uint32_t catalog_checkpoint_ms;   /* default 100 */
@@ -82,11 +85,16 @@ extern uint32_t catalog_checkpoint_ms;   /* default 100 */
 int  catalog_place_auto(uint32_t mask, uint64_t bytes, uint32_t chunk, uint64_t *lba);
 int  catalog_rec_begin(const struct catalog_job *j);
 void catalog_rec_checkpoint(const struct catalog_progress *p);
+/* What catalog_rec_checkpoint would do now: 0 nothing, 1 a step of the checkpoint under way, 2
+ * start a checkpoint (it takes the progress and the drop events passed on before it). */
+int  catalog_rec_due(void);
 void catalog_rec_drop(uint64_t data_offset, uint64_t bytes);
 int  catalog_rec_end(const struct catalog_result *r);
 int  catalog_rec_active(void);
-/* A recording's job (replay by id): 0 and *j, *bytes_recorded filled, or -1 (printed). */
-int  catalog_lookup(uint32_t id, uint32_t mask_hint, struct catalog_job *j, uint64_t *bytes_recorded);
+/* A recording's job (replay by id): 0 and *j, *bytes_recorded, *oldest (ring: data offset of the
+ * oldest valid byte) filled, or -1 (printed). */
+int  catalog_lookup(uint32_t id, uint32_t mask_hint, struct catalog_job *j, uint64_t *bytes_recorded,
+	uint64_t *oldest);
 
 /* Wall clock: microseconds since 1970 (0: never set with rec_clock). */
 uint64_t catalog_unix_us(void);

@@ -26,6 +26,7 @@
 #include "pcie.h"
 #include "nvme.h"
 #include "catalog.h"
+#include "record.h"
 
 #ifdef CSR_NVME0_BASE
 
@@ -72,6 +73,9 @@ static int parse_ports(const char *v, uint32_t *mask)
 static int parse_opts(int n, char **params, const char *usage, uint32_t *mask, const char **flags, uint32_t *found)
 {
 	int i, k;
+#ifdef CSR_RECORDER_BASE
+	rec_catalog_settle();
+#endif
 	if (catalog_rec_active()) {
 		printf("Error: a recording is running and updates the catalog: wait for its end first\n");
 		return -1;

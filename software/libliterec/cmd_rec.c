@@ -15,6 +15,7 @@
 #include <bios/command.h>
 
 #include "literec.h"
+#include "pcie.h"
 
 static void rec_info_handler(int nb_params, char **params)
 {
@@ -180,3 +181,13 @@ report:
 		errors ? first*4 : 0);
 }
 define_command(rec_check, rec_check_handler, "Check a test pattern in DRAM: rec_check <addr> <bytes> [seed]", LITEREC_CMDS);
+
+/* Modeled time since power-up (64-bit timer): the simulation's speed is measured against it. ---- */
+
+static void rec_uptime_handler(int nb_params, char **params)
+{
+	uint64_t c = literec_cycles();
+	printf("RESULT name=uptime cycles=%llu us=%llu\n", (unsigned long long)c,
+		(unsigned long long)(c/(CONFIG_CLOCK_FREQUENCY/1000000)));
+}
+define_command(rec_uptime, rec_uptime_handler, "Modeled time since power-up (64-bit cycle counter)", LITEREC_CMDS);

@@ -475,7 +475,16 @@ int nvme_init(int port, int verbose)
 	memset(c, 0, sizeof(*c));
 	c->timeout_ms = timeout_ms;
 
-	/* The engine stops using the old queues first. */
+	/* The engine stops using the old queues first, once the commands it still has in flight (after an
+	 * error stop, say) completed: their data and CQEs are on the link, and a disabled engine would
+	 * not take the CQEs (the link would stall behind them). Bounded by the command timeout. */
+	if (pcie_devs[port].present) {
+		struct nvme_engine_status st;
+		uint64_t t0 = literec_cycles();
+		do
+			nvme_engine_status(port, &st);
+		while (st.outstanding && literec_cycles() - t0 < literec_us_to_cycles(1000ULL*timeout_ms));
+	}
 	engine_ctrl(port, 0, 0, 0);
 
 	if (!pcie_devs[port].present) {
