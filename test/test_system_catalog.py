@@ -111,35 +111,35 @@ def test_no_catalog_then_format_record_list_extract(one):
     out = sim.cmd("rec_meta name=cap1 datatype=ri16_le rate=20M text=first")
     assert "name=cap1 datatype=ri16_le rate=20000000.000" in out
     sim.cmd("rec_meta text+=capture of the day")
-    r, out = record(sim, "auto 16 seed=77")
+    r, out = record(sim, "auto 4 seed=77")
     c = result(out, "catalog_rec")
-    assert (c["id"], c["state"], c["bytes"], r["lba"]) == ("1", "complete", str(16 * MiB), str(AREA))
+    assert (c["id"], c["state"], c["bytes"], r["lba"]) == ("1", "complete", str(4 * MiB), str(AREA))
     r, out = record(sim, "auto 8 seed=78 stop=3")
     c = result(out, "catalog_rec")
-    assert (c["id"], c["bytes"], r["lba"]) == ("2", str(3 * MiB), str(AREA + 16 * MiB // 512))
+    assert (c["id"], c["bytes"], r["lba"]) == ("2", str(3 * MiB), str(AREA + 4 * MiB // 512))
     out = sim.cmd("rec_list")
     entries = [d for d in parse_results(out) if d["name"] == "rec_list_entry"]
     assert [(e["id"], e["state"], e["bytes"], e["lba"], e["seed"], e["label"]) for e in entries] == [
-        ("1", "complete", str(16 * MiB), str(AREA), "77", "cap1"),
-        ("2", "complete", str(3 * MiB), str(AREA + 32768), "78", "-")]
+        ("1", "complete", str(4 * MiB), str(AREA), "77", "cap1"),
+        ("2", "complete", str(3 * MiB), str(AREA + 8192), "78", "-")]
     # The metadata was for the first recording only.
     assert "datatype=- rate=0.000" in sim.cmd("rec_meta")
 
     # The host tool reads the namespace file as a PC reads the drive.
     recs = listing(img)
     assert [(x["id"], x["bytes"], x["state"], x["order"], x["start_lba"], x["seed"]) for x in recs] == [
-        (1, 16 * MiB, "complete", [0], {"0": AREA}, 77), (2, 3 * MiB, "complete", [0], {"0": AREA + 32768}, 78)]
+        (1, 4 * MiB, "complete", [0], {"0": AREA}, 77), (2, 3 * MiB, "complete", [0], {"0": AREA + 8192}, 78)]
     assert recs[0]["datatype"] == "ri16_le" and recs[0]["sample_rate"] == 20e6
     assert recs[0]["text"] == "first capture of the day"
     assert 1_700_000_000_000_000 <= recs[0]["start_unix_us"] < 1_700_000_001_000_000
     literec("extract", img, "--id", 1, "-o", os.path.dirname(img) + "/r1", "--sigmf", "--no-progress")
     data = open(os.path.dirname(img) + "/r1.sigmf-data", "rb").read()
-    assert data == stream(77, 16 * MiB)
+    assert data == stream(77, 4 * MiB)
     from sigmf import sigmffile
     m = sigmffile.fromfile(os.path.dirname(img) + "/r1.sigmf-meta")
     assert (m.get_global_field("core:datatype"), m.get_global_field("core:sample_rate")) == ("ri16_le", 20e6)
     assert m.get_capture_info(0)["core:datetime"].startswith("2023-11-14T22:13:2")
-    assert m.read_samples(0, 4).shape == (4,) and len(m.read_samples()) == 8 * MiB
+    assert m.read_samples(0, 4).shape == (4,) and len(m.read_samples()) == 2 * MiB
     literec("extract", img, "--id", 2, "-o", os.path.dirname(img) + "/r2", "--no-progress")
     assert open(os.path.dirname(img) + "/r2", "rb").read() == stream(78, 3 * MiB)
     r = literec("verify", img, "--id", 2)
@@ -148,23 +148,23 @@ def test_no_catalog_then_format_record_list_extract(one):
     # Explicit LBAs are checked against the catalog area and the other recordings.
     out = sim.cmd("rec_record 256 1")
     assert "LBA 256 is inside the catalog area (LBAs 0..2047)" in out and result(out, "rec_record")["chunks"] == "0"
-    out = sim.cmd(f"rec_record {AREA + 32768 + 256} 1")
-    assert f"overlap recording 2 (LBAs {AREA + 32768}..{AREA + 32768 + 6143} on nvme0)" in out
+    out = sim.cmd(f"rec_record {AREA + 8192 + 256} 1")
+    assert f"overlap recording 2 (LBAs {AREA + 8192}..{AREA + 8192 + 6143} on nvme0)" in out
     assert result(out, "rec_record")["chunks"] == "0"
     # Replay by id (the seed comes from the catalog).
     r = result(sim.cmd("rec_replay id=2", timeout=600), "rec_replay")
-    assert (r["ok"], r["errors"], r["lba"], r["checked_beats"]) == ("1", "0", str(AREA + 32768), str(3 * MiB // 64))
+    assert (r["ok"], r["errors"], r["lba"], r["checked_beats"]) == ("1", "0", str(AREA + 8192), str(3 * MiB // 64))
 
     # Delete with deallocate: gone from both listings, its LBAs read zeros, ids are not reused and
     # auto goes after the last live recording.
     r, out = ok(sim, "rec_delete 1 trim")
-    assert f"nvme0: deallocated LBAs {AREA}..{AREA + 32767}" in out
+    assert f"nvme0: deallocated LBAs {AREA}..{AREA + 8191}" in out
     assert [x["id"] for x in listing(img)] == [2]
     with open(img, "rb") as f:
         f.seek(AREA * 512)
         assert f.read(MiB) == bytes(MiB)
     r, out = record(sim, "auto 1 seed=5")
-    assert result(out, "catalog_rec")["id"] == "3" and r["lba"] == str(AREA + 32768 + 6144)
+    assert result(out, "catalog_rec")["id"] == "3" and r["lba"] == str(AREA + 8192 + 6144)
     assert "no recording with id 1" in sim.cmd("rec_show 1")
     out = sim.cmd("rec_show 3")
     assert "recording 3: complete, fixed, source test pattern (seed 5)" in out
@@ -255,11 +255,11 @@ def test_job_layer_start_drops_ring_and_replay_by_id(one):
     from conftest import ssd_ctl
     sim, img = one, ns(one)
     ok(sim, "rec_format yes")
-    out = sim.cmd("rec_start auto 4 seed=41")
+    out = sim.cmd("rec_start auto 1 seed=41")
     assert result(out, "rec_start")["first_lba"] == str(AREA) and "catalog: recording 1 " in out, out
     out = sim.cmd("rec_wait", timeout=600)
     c = result(out, "catalog_rec")
-    assert (c["id"], c["state"], c["bytes"], c["dropped"]) == ("1", "complete", str(4 * MiB), "0"), out
+    assert (c["id"], c["state"], c["bytes"], c["dropped"]) == ("1", "complete", str(MiB), "0"), out
 
     # Until-stop, drop policy: a 1000 MB/s source that cannot wait, a drive held to 500 MB/s (no
     # write buffer), a ring of 8 chunks. Everything the recorder dropped is in the catalog, in place.
@@ -267,18 +267,18 @@ def test_job_layer_start_drops_ring_and_replay_by_id(one):
     ssd_ctl(sim, "set write_rate=500000000 write_buf=4096")
     sim.cmd("rec_set rate=1000 strict=1 policy=drop buffer=1")
     try:
-        out = sim.cmd("rec_start auto until-stop=4 seed=42")
-        assert result(out, "rec_start")["first_lba"] == str(AREA + 4 * MiB // 512), out
+        out = sim.cmd("rec_start auto until-stop=2 seed=42")
+        assert result(out, "rec_start")["first_lba"] == str(AREA + MiB // 512), out
         out = sim.cmd("rec_wait", timeout=600)
     finally:
         sim.cmd("rec_set clear")
         ssd_ctl(sim, f"set write_rate={rate} write_buf={buf}")
     c = result(out, "catalog_rec")
     st = result(sim.cmd("rec_status"), "rec_status")
-    assert st["status"] == "4" and st["bytes_committed"] == str(4 * MiB), st     # capacity reached
+    assert st["status"] == "4" and st["bytes_committed"] == str(2 * MiB), st     # capacity reached
     ndrops, dropped = int(st["drops"]), int(st["bytes_dropped"])
     assert 0 < ndrops <= 207 and dropped > 0, st
-    assert (c["id"], c["state"], c["bytes"], c["dropped"]) == ("2", "complete", str(4 * MiB), str(dropped))
+    assert (c["id"], c["state"], c["bytes"], c["dropped"]) == ("2", "complete", str(2 * MiB), str(dropped))
     log = [(int(d["pos"]), int(d["len"])) for d in parse_results(sim.cmd(f"rec_drops 0 {ndrops}"))
         if d["name"] == "rec_drop"]
     assert len(log) == ndrops and sum(n for _, n in log) == dropped
@@ -293,18 +293,18 @@ def test_job_layer_start_drops_ring_and_replay_by_id(one):
     assert (e.drops_total, [(x.data_offset, x.nbytes) for x in e.drops]) == (ndrops, gaps)
     # Extracted with the gaps zero-filled: the source's stream with the dropped bytes zeroed.
     literec("extract", img, "--id", 2, "-o", os.path.dirname(img) + "/drops", "--no-progress")
-    expect = bytearray(stream(42, 4 * MiB + dropped))
+    expect = bytearray(stream(42, 2 * MiB + dropped))
     for pos, n in log:
         expect[pos:pos + n] = bytes(n)
     assert open(os.path.dirname(img) + "/drops", "rb").read() == bytes(expect)
 
-    # Ring of 2 MiB that wraps (1000 MB/s: a lap every 2 ms), then the trigger, 1 MiB after it.
-    sim.cmd("rec_set rate=1000")
+    # Ring of 2 MiB that wraps (2000 MB/s: a lap every 1 ms), then the trigger, 1 MiB after it.
+    sim.cmd("rec_set rate=2000")
     try:
         out = sim.cmd("rec_start auto ring=2 post=1 seed=43")
         lba = int(result(out, "rec_start")["first_lba"])
-        assert lba == AREA + 8 * MiB // 512, out
-        assert result(sim.cmd("rec_wait 7"), "rec_wait")["done"] == "0"
+        assert lba == AREA + 3 * MiB // 512, out
+        assert result(sim.cmd("rec_wait 3"), "rec_wait")["done"] == "0"
         sim.cmd("rec_trigger")
         out = sim.cmd("rec_wait", timeout=600)
     finally:
@@ -322,7 +322,7 @@ def test_job_layer_start_drops_ring_and_replay_by_id(one):
     r = result(sim.cmd("rec_replay id=3", timeout=600), "rec_replay")
     assert (r["ok"], r["errors"], r["bytes"], r["checked_beats"]) == ("1", "0", str(kept - oldest), str((kept - oldest) // 64)), r
     out = sim.cmd("play_start id=1")
-    assert f"play_start: {4 * MiB} bytes from nvme0 LBA {AREA} to the checker" in out, out
+    assert f"play_start: {MiB} bytes from nvme0 LBA {AREA} to the checker" in out, out
     assert result(sim.cmd("rec_wait", timeout=600), "rec_wait")["done"] == "1"
     assert "RESULT name=catalog_rec" not in out          # a replay changes nothing in the catalog
     assert "with id= the catalog gives ports" in sim.cmd("rec_replay id=3 seed=5")
@@ -373,11 +373,11 @@ def test_two_drives_round_trip_missing_and_swapped(request, tmp_path):
         r, _ = ok(sim, "rec_format yes")
         assert r["drives"] == "2"
         sim.cmd("rec_meta name=both datatype=ci16_le rate=100M")
-        r, out = record(sim, "auto 16 ports=all seed=31")
-        assert (r["lba"], r["ports"]) == (str(AREA), "2") and result(out, "catalog_rec")["bytes"] == str(16 * MiB)
+        r, out = record(sim, "auto 8 ports=all seed=31")
+        assert (r["lba"], r["ports"]) == (str(AREA), "2") and result(out, "catalog_rec")["bytes"] == str(8 * MiB)
         # A recording on the second drive only still enters both drives' catalogs.
         r, out = record(sim, "auto 2 ports=1 seed=32")
-        assert r["lba"] == str(AREA + 8 * MiB // 512)
+        assert r["lba"] == str(AREA + 4 * MiB // 512)
         out = sim.cmd("rec_list")
         assert "set " in out and "2 drives (drive 0 = nvme0, drive 1 = nvme1)" in out
         assert [d["order"] for d in parse_results(out) if d["name"] == "rec_list_entry"] == ["0,1", "1"]
@@ -387,14 +387,14 @@ def test_two_drives_round_trip_missing_and_swapped(request, tmp_path):
         sim.close()
 
     recs = listing(a, b)
-    assert [(x["id"], x["bytes"], x["order"]) for x in recs] == [(1, 16 * MiB, [0, 1]), (2, 2 * MiB, [1])]
-    assert "RESULT name=verify id=1 bytes=16777216 words=4194304 errors=0" in literec("verify", a, b, "--id", 1).stdout
+    assert [(x["id"], x["bytes"], x["order"]) for x in recs] == [(1, 8 * MiB, [0, 1]), (2, 2 * MiB, [1])]
+    assert "RESULT name=verify id=1 bytes=8388608 words=2097152 errors=0" in literec("verify", a, b, "--id", 1).stdout
     base = str(tmp_path / "rec")
     literec("extract", a, b, "--id", 1, "-o", base, "--sigmf", "--no-progress")
-    assert open(base + ".sigmf-data", "rb").read() == stream(31, 16 * MiB)
+    assert open(base + ".sigmf-data", "rb").read() == stream(31, 8 * MiB)
     from sigmf import sigmffile
     m = sigmffile.fromfile(base + ".sigmf-meta")
-    assert m.get_global_field("core:datatype") == "ci16_le" and len(m.read_samples()) == 4 * MiB
+    assert m.get_global_field("core:datatype") == "ci16_le" and len(m.read_samples()) == 2 * MiB
     literec("extract", a, b, "--id", 2, "-o", base + "2", "--no-progress")
     assert open(base + "2", "rb").read() == stream(32, 2 * MiB)
     # Missing, swapped, twice the same drive.
@@ -422,7 +422,7 @@ def test_two_drives_round_trip_missing_and_swapped(request, tmp_path):
         assert "not on ports in its stripe order" in out and "RESULT name=rec_replay" not in out
         r = result(sim.cmd("rec_replay id=2", timeout=600), "rec_replay")   # one drive: any port
         assert (r["errors"], r["ports"]) == ("0", "1")
-        r, out = record(sim, "auto 2 ports=all seed=33")
+        r, out = record(sim, "auto 1 ports=all seed=33")
         assert result(out, "catalog_rec")["id"] == "3"
     finally:
         sim.close()
@@ -430,7 +430,7 @@ def test_two_drives_round_trip_missing_and_swapped(request, tmp_path):
     recs = listing(s1, s0)
     assert recs[2]["order"] == [1, 0]           # chunk 0 went to port 0, which holds drive 1
     literec("extract", s1, s0, "--id", 3, "-o", base + "3", "--no-progress")
-    assert open(base + "3", "rb").read() == stream(33, 2 * MiB)
+    assert open(base + "3", "rb").read() == stream(33, MiB)
 
 # QEMU's controller ----------------------------------------------------------------------------------
 
