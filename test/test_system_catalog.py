@@ -329,6 +329,7 @@ def test_job_layer_start_drops_ring_and_replay_by_id(one):
 
 # Killed mid-recording -------------------------------------------------------------------------------
 
+@pytest.mark.xdist_group("catalog-kill")          # a session of its own: runs beside the others
 def test_killed_recording_keeps_its_last_checkpoint(request, tmp_path):
     sim = new_session(request, 1, ["--ssd-profile", "ideal", "--ns-size", "256MiB"], "kill", tmp_path)
     try:
@@ -364,6 +365,7 @@ def test_killed_recording_keeps_its_last_checkpoint(request, tmp_path):
 
 # Two drives -----------------------------------------------------------------------------------------
 
+@pytest.mark.xdist_group("catalog-2")
 def test_two_drives_round_trip_missing_and_swapped(request, tmp_path):
     ssd = ["--ssd-profile", "ideal", "--ns-size", "256MiB"]
     sim = new_session(request, 2, ssd, "cat2", tmp_path)
@@ -434,6 +436,7 @@ def test_two_drives_round_trip_missing_and_swapped(request, tmp_path):
 
 # QEMU's controller ----------------------------------------------------------------------------------
 
+@pytest.mark.xdist_group("catalog-qemu")
 def test_qemu_controller_round_trip(request, tmp_path):
     if not qemu_available():
         pytest.fail("qemu-system-x86_64 not found: install the Debian package qemu-system-x86 (make install does)")
