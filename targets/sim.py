@@ -308,14 +308,17 @@ class SimBuild:
             cfg.add_module(module, ("pcie", i), args=args)
         return cfg
 
-    def prepare_run(self, name="run", devices=None, simio=None):
+    def prepare_run(self, name="run", devices=None, simio=None, fresh=False):
         """Run directory with its own sim_config.js (so one build serves many scenarios).
 
         ``devices``: list of (module, args) per PCIe port, or a callable run_dir -> such a list;
-        ``simio``: options of the simulated ADC/DAC (``simio_args``)."""
+        ``simio``: options of the simulated ADC/DAC (``simio_args``); ``fresh``: start from an empty
+        run directory (tests: no namespace file of an earlier run)."""
         if not os.path.exists(self.vsim):
             raise SimError(f"{self.vsim} does not exist: build first")
         run_dir = os.path.join(self.output_dir, "runs", name)
+        if fresh:
+            shutil.rmtree(run_dir, ignore_errors=True)
         os.makedirs(run_dir, exist_ok=True)
         if callable(devices):
             devices = devices(run_dir)
@@ -339,14 +342,16 @@ class SimSession:
 
     The process is always killed on close (also on errors and timeouts).
     """
-    def __init__(self, build, name="run", devices=None, boot_timeout=120, echo=None, simio=None):
+    def __init__(self, build, name="run", devices=None, boot_timeout=120, echo=None, simio=None,
+            fresh=False):
         self.build   = build
-        self.run_dir = build.prepare_run(name, devices, simio)
+        self.run_dir = build.prepare_run(name, devices, simio, fresh)
         self.devices = build.devices
         self.echo    = echo
         self.buf     = bytearray()
         self.pos     = 0
         self.t_start = time.time()
+        self.log     = open(os.path.join(self.run_dir, "console.log"), "wb", buffering=0)
         self.proc    = subprocess.Popen([build.vsim], cwd=self.run_dir,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             bufsize=0, start_new_session=True)
@@ -365,6 +370,7 @@ class SimSession:
                 raise SimError(f"the simulation exited (rc={self.proc.returncode}); "
                     f"console tail:\n{self.text(self.buf[-2000:])}")
             self.buf.extend(chunk)
+            self.log.write(chunk)
             if self.echo:
                 self.echo(self.text(chunk))
 
@@ -432,6 +438,7 @@ class SimSession:
             except ProcessLookupError:
                 pass
             self.proc.wait(timeout=10)
+        self.log.close()
 
     def __enter__(self):
         return self

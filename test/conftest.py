@@ -24,7 +24,8 @@ _spec = importlib.util.spec_from_file_location("_literec_sim_target", os.path.jo
 _sim_target = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_sim_target)
 
-from literecorder.targets.sim import SimBuild, SimSession, SimError, parse_results, ssd_devices, simio_args
+from literecorder.targets.sim import SimBuild, SimError, parse_results, ssd_devices, simio_args
+from literecorder.targets.sim import SimSession as _SimSession
 
 # SSD options of the system tests unless a test gives its own (the fastest profile).
 DEFAULT_SSD = ["--ssd-profile", "ideal", "--ns-size", "1GiB"]
@@ -52,6 +53,13 @@ def get_build(**params):
     return _builds[key]
 
 # Sessions -----------------------------------------------------------------------------------------
+
+class SimSession(_SimSession):
+    """A test's session: always in a fresh run directory (no namespace file of an earlier run)."""
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("fresh", True)
+        super().__init__(*args, **kwargs)
+
 
 def _run_name(request):
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")

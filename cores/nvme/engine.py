@@ -437,6 +437,7 @@ class _NVMeQueueEngineLogic(LiteXModule):
         timed_out = Signal()
         scan     = Signal(cid_bits + 1)
         oldest_age = Signal(32)
+        found    = Signal()
 
         self.complete = complete = FSM(reset_state="POLL")
         complete.act("POLL",
@@ -451,6 +452,7 @@ class _NVMeQueueEngineLogic(LiteXModule):
                 NextState("EMIT")
             ).Elif(timed_out & ~e.error,
                 NextValue(scan, 0),
+                NextValue(found, 0),
                 NextValue(oldest_age, 0),
                 NextState("SCAN")
             )
@@ -501,13 +503,26 @@ class _NVMeQueueEngineLogic(LiteXModule):
                 NextValue(e.err_op, info["op"]),
                 NextValue(e.err_cid, scan_r),
             ),
+            If(info["valid"], NextValue(found, 1)),
             If(scan == entries,
                 NextValue(e.error, 1),
                 NextValue(e.err_status, STATUS_TIMEOUT),
-                NextState("POLL")
+                If(found | info["valid"],
+                    NextState("TIMEOUT-CPL")
+                ).Else(
+                    NextState("POLL")
+                )
             ).Else(
                 NextState("SCAN")
             )
+        )
+        # The oldest command completes with the timeout status (its slot freed): the consumer of
+        # the completions (the recorder, the CPU) sees the failure like any other.
+        complete.act("TIMEOUT-CPL",
+            info_rd.adr.eq(e.err_cid[:cid_bits]),
+            NextValue(c_cid, e.err_cid),
+            NextValue(c_status, STATUS_TIMEOUT),
+            NextState("EMIT")
         )
 
         # Outstanding / watchdog.

@@ -517,6 +517,9 @@ static void configure(struct rec_job *j)
 	if (!j->replay && j->input == REC_INPUT_PATTERN) {
 		uint64_t src = j->stop_bytes ? j->stop_bytes : j->abort_bytes ? j->abort_bytes :
 			j->source_bytes ? j->source_bytes : j->mode == REC_MODE_FIXED ? j->bytes : 0;
+		/* A source left running by an earlier recording (its surplus kept waiting) stops first:
+		 * the recorder discards what waits in the input path when it starts (CLEAR). */
+		recstream_ctrl_write(1 << CSR_RECSTREAM_CTRL_GEN_STOP_OFFSET);
 		recstream_gen_seed_write(j->seed);
 		recstream_gen_beats_write(src/WORD);
 		recstream_gen_rate_write((uint32_t)source_rate(j));
@@ -1337,12 +1340,12 @@ static void rec_wait_handler(int nb_params, char **params)
 {
 	struct rec_result r;
 	unsigned long ms = 0;
-	if (need_job())
-		return;
 	if (nb_params > 0 && (literec_parse_ulong(params[0], &ms) || ms == 0)) {
 		printf("Error: invalid timeout '%s' ms: modeled milliseconds, 1 or more (none: until the end)\n", params[0]);
 		return;
 	}
+	if (need_job())
+		return;
 	if (rec_job_wait(&cur_job, &r, (uint64_t)ms*1000, 50000))
 		printf("rec_wait: %s %s\n", mode_str(&cur_job), rec_status_str(r.status));
 	else

@@ -122,11 +122,13 @@ static int t_link(struct st_ctx *x)
 }
 
 /* Waits until the pattern source has produced all its beats by itself (DONE), 1 s of modeled time. */
+/* The source's surplus is at most a few chunks: at the source's full rate (one ring word per cycle)
+ * it is gone in microseconds, so 2 ms of modeled time is ample (and a failing test ends quickly). */
 static int gen_done(void)
 {
 	uint64_t t0 = literec_cycles();
 	while (recstream_gen_busy_read())
-		if (literec_cycles() - t0 > literec_us_to_cycles(1000000))
+		if (literec_cycles() - t0 > literec_us_to_cycles(2000))
 			return 0;
 	return 1;
 }
