@@ -5,6 +5,7 @@
 #   make bench   benchmarks (model link limits and profile curves, full-system nvme_bench)
 #   make synth   logic cost of the NVMe datapath (Yosys)
 #   make simspeed  speed of the full-system simulation on a fixed workload (modeled cycles/s)
+#   make resources  whole board designs with Yosys: resources per block, logic depth
 #
 # Both install the toolchain first (Debian packages + .venv with pinned PyPI versions), once.
 
@@ -15,8 +16,9 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 SIMARGS ?=
 PYTEST_ARGS ?=
 BENCHARGS ?=
+RESOURCESARGS ?=
 
-.PHONY: all install sim test test-unit test-system bench simspeed synth clean distclean
+.PHONY: all install sim test test-unit test-system bench simspeed synth resources clean distclean
 
 all: sim
 
@@ -42,6 +44,7 @@ test-system: $(STAMP)
 bench: $(STAMP)
 	$(PYTHON) test/bench_ssd_model.py --curves
 	$(PYTHON) test/bench_system.py $(BENCHARGS)
+	$(PYTHON) -m pytest -q -p no:cacheprovider test/bench_board_dram.py
 
 # Simulation speed: boot, nvme_init, record and replay 256 MiB on the `ideal` drive; prints
 # RESULT name=sim_speed (modeled cycles, wall seconds, cycles per second). THREADS=n: model threads.
@@ -54,6 +57,11 @@ simspeed: $(STAMP)
 # Logic cost of the NVMe datapath with Yosys (synth_xilinx, UltraScale+), about 10 minutes.
 synth: $(STAMP)
 	$(PYTHON) test/bench_synth.py --out build/synth
+
+# Resources of the whole board designs (KC705, KCU105, ZCU106; Yosys synth_xilinx, hard IP
+# black-boxed): LUT/FF/BRAM/DSP per block and the deepest logic path of the datapath.
+resources: $(STAMP)
+	$(PYTHON) test/bench_resources.py --out build/resources $(RESOURCESARGS)
 
 clean:
 	rm -rf build

@@ -45,6 +45,7 @@ def _bootstrap():
 _bootstrap()
 
 from literecorder import ROOT
+from literecorder.soc.recorder_soc import parse_size
 
 SIM_MODULES_DIR = os.path.join(ROOT, "sim", "modules")
 ADC_CLK_FREQ    = int(100e6)     # Clock domain "adc" of the simulated user streams.
@@ -165,15 +166,36 @@ class SimBuild:
         Number of SSD ports (root port + queue engine each).
     trace : bool
         Build with waveform dumping enabled (``sim.fst``/``sim.vcd`` in the run directory).
+    dram : str
+        DRAM model: ``"sim"`` (64-bit DDR3 at the simulation clock) or a board (``kc705``,
+        ``kcu105``, ``zcu106``: that board's DRAM, at its system clock).
+    pcie_data_width, chunk_size, ring_slots :
+        As the board targets' ``--pcie-data-width``, ``--chunk-size``, ``--ring-size``.
     """
-    def __init__(self, output_dir=None, sys_clk_freq=int(200e6), n_ssds=1, trace=False,
-        threads=1, input_width=256, test_streams=True, jobs=None, verbose=False):
+    def __init__(self, output_dir=None, sys_clk_freq=None, n_ssds=1, trace=False,
+        threads=1, input_width=256, test_streams=True, jobs=None, verbose=False, dram="sim",
+        pcie_data_width=256, chunk_size=128*1024, ring_slots=None):
+        from literecorder.soc.sim_soc import sim_dram
+        from literecorder.soc.recorder import RecorderConfig, RECORDER_SLOTS
+        _, sys_clk_freq = sim_dram(dram, sys_clk_freq)
+        if sys_clk_freq is None:
+            sys_clk_freq = int(200e6)
+        if ring_slots is None:
+            ring_slots = RECORDER_SLOTS
         if int(1e12/sys_clk_freq) % 2 or (1e12/sys_clk_freq) != int(1e12/sys_clk_freq):
             raise ValueError(f"sys_clk_freq={sys_clk_freq}: the simulation needs an even clock "
                 "period in ps (e.g. 100e6, 125e6, 200e6, 250e6)")
+        RecorderConfig(sys_clk_freq, n_ssds, pcie_data_width, chunk_size) # Checks the parameters.
+        if not (isinstance(ring_slots, int) and 2 <= ring_slots <= RECORDER_SLOTS and
+            (ring_slots & (ring_slots - 1)) == 0):
+            raise ValueError(f"ring size {ring_slots}: a power of two from 2 to {RECORDER_SLOTS} chunk slots")
         self.sys_clk_freq = int(sys_clk_freq)
         self.n_ssds       = n_ssds
         self.trace        = trace
+        self.dram            = dram
+        self.pcie_data_width = pcie_data_width
+        self.chunk_size      = chunk_size
+        self.ring_slots      = ring_slots
         if not (1 <= int(threads) <= 8):
             raise ValueError(f"threads={threads}: the simulation runs on 1 to 8 threads")
         self.threads      = int(threads)
@@ -192,7 +214,9 @@ class SimBuild:
 
     def key(self):
         return dict(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds, trace=self.trace,
-            threads=self.threads, input_width=self.input_width, test_streams=self.test_streams)
+            threads=self.threads, input_width=self.input_width, test_streams=self.test_streams,
+            dram=self.dram, pcie_data_width=self.pcie_data_width, chunk_size=self.chunk_size,
+            ring_slots=self.ring_slots)
 
     def _log(self, msg):
         print(f"[sim] {msg}", flush=True)
@@ -245,7 +269,9 @@ class SimBuild:
             try:
                 # SoC construction logs (LiteX INFO lines) go to build.log too, unless --verbose.
                 soc = LiteRecorderSimSoC(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds,
-                    input_width=self.input_width, with_test_streams=self.test_streams)
+                    input_width=self.input_width, with_test_streams=self.test_streams,
+                    dram=self.dram, pcie_data_width=self.pcie_data_width,
+                    chunk_size=self.chunk_size, ring_slots=self.ring_slots)
                 self.soc = soc
                 builder = Builder(soc, output_dir=self.output_dir, compile_gateware=False,
                     csr_csv=os.path.join(self.output_dir, "csr.csv"))
@@ -558,10 +584,20 @@ def main(argv=None):
         help="Build directory (default: %(default)s).")
     parser.add_argument("--trace",        action="store_true",
         help="Dump waveforms (FST) to <output-dir>/runs/<run>/sim.fst.")
-    parser.add_argument("--sys-clk-freq", type=float, default=200e6,
-        help="Modeled hardware clock in Hz (default: %(default).0f).")
+    parser.add_argument("--sys-clk-freq", type=float, default=None,
+        help="Modeled hardware clock in Hz (default: 200e6, or the board's with --dram BOARD).")
     parser.add_argument("--ssds",         type=int, default=1,
         help="Number of simulated SSDs, each on its own root port (1-8, default: %(default)s).")
+    parser.add_argument("--dram",         default="sim", choices=["sim", "kc705", "kcu105", "zcu106"],
+        help="DRAM model: sim (64-bit DDR3 at the simulation clock, default) or a board's DRAM "
+             "(module, width, rate at its 125 MHz system clock: its bandwidth).")
+    parser.add_argument("--pcie-data-width", type=int, default=256, choices=[128, 256, 512],
+        help="TLP datapath width in bits (default: %(default)s).")
+    parser.add_argument("--chunk-size",   type=parse_size, default=128*1024,
+        help="Default recorder chunk (one NVMe command), power of two >= 128KiB (default: 128KiB).")
+    parser.add_argument("--ring-size",    type=int, default=None,
+        help="Chunk slots of the recorder's ring in DRAM, power of two 2-4096 (default: 4096; the BIOS "
+             "uses at most the DRAM window's worth of chunks).")
     parser.add_argument("--threads",      type=int, default=1,
         help="Verilator model threads (1-8, default: %(default)s): more only helps a single long run "
              "on otherwise idle cores.")
@@ -578,10 +614,13 @@ def main(argv=None):
     if args.run is not None and not split_commands(args.run):
         parser.error("--run: no command given")
     try:
-        build = SimBuild(output_dir=args.output_dir, sys_clk_freq=int(args.sys_clk_freq),
+        build = SimBuild(output_dir=args.output_dir,
+            sys_clk_freq=None if args.sys_clk_freq is None else int(args.sys_clk_freq),
             n_ssds=args.ssds, trace=args.trace, threads=args.threads, input_width=args.input_width,
-            test_streams=not args.no_test_streams, verbose=args.verbose)
-        devices = ssd_devices(args, args.ssds, build.sys_clk_freq)
+            test_streams=not args.no_test_streams, verbose=args.verbose, dram=args.dram,
+            pcie_data_width=args.pcie_data_width, chunk_size=args.chunk_size,
+            ring_slots=args.ring_size)
+        devices = ssd_devices(args, args.ssds, build.sys_clk_freq, build.pcie_data_width)
         simio   = simio_from_args(args)
     except ValueError as e:
         parser.error(str(e))

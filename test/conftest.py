@@ -78,7 +78,7 @@ def start_sim(request):
         build = get_build(**params)
         if devices is None:
             devices = ssd_devices(list(DEFAULT_SSD if ssd is None else ssd), build.n_ssds,
-                build.sys_clk_freq)
+                build.sys_clk_freq, build.pcie_data_width)
         s = SimSession(build, name=name or _run_name(request) + f"-{len(sessions)}",
             devices=devices, boot_timeout=boot_timeout, simio=simio)
         sessions.append(s)
