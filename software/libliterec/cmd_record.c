@@ -5,12 +5,14 @@
 // user's, selected at run time) through the LiteDRAM ring to the SSDs (chunks striped over the
 // selected ports) and back. The CPU configures, starts and polls; it does no work per chunk.
 //
-//   rec_start <lba> <mib|until-stop[=<mib>]|ring=<mib>> [input=pattern|user] [policy=lossless|drop]
+//   rec_start <lba|auto> <mib|until-stop[=<mib>]|ring=<mib>> [input=pattern|user] [policy=lossless|drop]
 //             [post=<mib>] [trim-ahead=<mib>] [flush=0|1] [arm=1] [chunk=KiB] [ports=all|N] [qd=N]
 //             [seed=N] [rate=MBps] [strict=0|1]
 //   rec_stop, rec_abort, rec_trigger, rec_wait [timeout_ms], rec_status, rec_drops [first] [count]
-//   play_start <lba> <mib> [output=checker|user] [bytes=N] [region=<mib>] [from=<chunk>] ...
-//   rec_record <lba> <mib> [...]   rec_replay <lba> <mib> [...]   (blocking, test streams)
+//   play_start <lba> <mib> | id=<n> [output=checker|user] [bytes=N] [region=<mib>] [from=<chunk>] ...
+//   rec_record <lba|auto> <mib> [...]   rec_replay <lba> <mib> | id=<n> [...]   (blocking, test streams)
+//
+// Every recording enters the drives' catalog (catalog.h) when they have one: see "Catalog" below.
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@
 #include "pcie.h"
 #include "nvme.h"
 #include "record.h"
+#include "catalog.h"
 
 #if defined(CSR_RECORDER_BASE) && defined(CSR_NVME0_BASE)
 
@@ -277,6 +280,182 @@ int rec_job_check(struct rec_job *j)
 	return 0;
 }
 
+/* Catalog (catalog.h, doc/catalog.md) ---------------------------------------------------------------
+ * Every recording job (rec_start, rec_record, the self-tests) enters the drives' catalog, when they
+ * have one, from here only: begin when the job starts (refused: nothing is sent), a checkpoint from
+ * the polling (at most every catalog_checkpoint_ms of modeled time, one non-blocking step per poll),
+ * the end when a poll sees the job over, with the accounting, the drop log and a ring's trigger and
+ * oldest byte. `auto` places a recording after the last one; `id=<n>` replays one. */
+
+static int      cat_on;                 /* the current recording job is in the catalog */
+static int      cat_seen_busy;          /* an armed job: the recorder ran */
+static uint64_t cat_start;              /* modeled cycle of the start (0: armed, not known) */
+static uint64_t cat_drops, cat_gaps;    /* drop log entries passed on, and their bytes */
+
+static int cat_begin(struct rec_job *j)
+{
+	struct catalog_job cj;
+	int id;
+	memset(&cj, 0, sizeof(cj));
+	cj.mask   = j->mask;
+	cj.lba    = j->lba;
+	cj.chunk  = j->chunk;
+	cj.seed   = j->seed;
+	cj.mode   = j->mode == REC_MODE_RING ? CATALOG_MODE_RING :
+		j->mode == REC_MODE_UNTIL_STOP ? CATALOG_MODE_UNTIL_STOP : CATALOG_MODE_FIXED;
+	cj.source = j->input == REC_INPUT_USER ? CATALOG_SOURCE_USER : CATALOG_SOURCE_PATTERN;
+	cj.bytes  = j->mode == REC_MODE_FIXED ? j->bytes : j->capacity*j->chunk;
+	id = catalog_rec_begin(&cj);
+	cat_on = id > 0;
+	cat_seen_busy = 0;
+	cat_start = 0;
+	cat_drops = cat_gaps = 0;
+	return id < 0 ? -1 : 0;
+}
+
+static void cat_progress(struct rec_job *j, struct rec_result *r, struct catalog_progress *pr)
+{
+	pr->bytes_recorded = r->bytes_committed;
+	pr->bytes_dropped  = r->bytes_dropped;
+	pr->oldest         = j->mode == REC_MODE_RING ? r->oldest : 0;
+	pr->trigger        = j->mode == REC_MODE_RING && (r->triggered || r->status == REC_STATUS_TRIGGERED) ?
+		r->trigger_pos : CATALOG_NO_TRIGGER;
+}
+
+/* The recorder's drop log (input position, length) as the catalog's (data offset, length), in order,
+ * up to the data offset `upto`. */
+static void cat_drop_log(struct rec_result *r, uint64_t upto)
+{
+	uint64_t n = r->drops < RECORDER_LOG_DEPTH ? r->drops : RECORDER_LOG_DEPTH, pos, len;
+	for (; cat_drops < n; cat_drops++) {
+		recorder_log_index_write(cat_drops);
+		recorder_log_index_read();     /* one CSR access: the log memory's read has settled */
+		pos = recorder_log_pos_read();
+		len = recorder_log_len_read();
+		if (pos - cat_gaps > upto)
+			return;
+		catalog_rec_drop(pos - cat_gaps, len);
+		cat_gaps += len;
+	}
+}
+
+/* The end of the recording: from its final status r, or (r NULL) with nothing recorded, in `state`. */
+static void cat_end(struct rec_job *j, struct rec_result *r, int state)
+{
+	struct catalog_result cr;
+	memset(&cr, 0, sizeof(cr));
+	cat_on = 0;
+	if (!r) {
+		cr.state     = state;
+		cr.p.trigger = CATALOG_NO_TRIGGER;
+		cr.err_port  = -1;
+		catalog_rec_end(&cr);
+		return;
+	}
+	cat_drop_log(r, ~0ULL);
+	cr.state = !r->ok ? CATALOG_STATE_ERROR : r->aborted ? CATALOG_STATE_ABORTED : CATALOG_STATE_COMPLETE;
+	cat_progress(j, r, &cr.p);
+	cr.chunks_written = r->chunks;
+	cr.err_port       = r->ok ? -1 : r->err_port;
+	cr.err_status     = r->err_status;
+	cr.err_lba        = r->err_lba;
+	cr.drops_total    = r->drops;
+	/* The recorder's own count of cycles from its start to its end. */
+	if (cat_start) {
+		cr.t_start = cat_start;
+		cr.t_stop  = cat_start + r->cycles;
+	} else {
+		cr.t_stop  = literec_cycles();
+		cr.t_start = cr.t_stop - r->cycles;
+	}
+	catalog_rec_end(&cr);
+}
+
+/* From rec_job_poll: the end, or a checkpoint when one is due. */
+static void cat_poll(struct rec_job *j, struct rec_result *r)
+{
+	struct catalog_progress pr;
+	int due;
+	if (!cat_on || j->replay)
+		return;
+	cat_seen_busy |= r->busy;
+	if (r->done && !r->busy && (!j->arm || cat_seen_busy)) {
+		cat_end(j, r, CATALOG_STATE_COMPLETE);
+		return;
+	}
+	if (!(due = catalog_rec_due()))
+		return;
+	cat_progress(j, r, &pr);
+	if (due == 2)
+		cat_drop_log(r, pr.bytes_recorded);
+	catalog_rec_checkpoint(&pr);
+}
+
+/* A recording that ended without a poll since (rec_start, then no rec_wait/rec_status) enters the
+ * catalog before the next job or catalog command. */
+void rec_catalog_settle(void)
+{
+	struct rec_result r;
+	if (cat_on && cur_valid && !(recorder_status_read() & (1 << CSR_RECORDER_STATUS_BUSY_OFFSET))) {
+		rec_job_poll(&cur_job, &r);
+		/* An armed job no poll saw running: the recorder's status is still the previous run's. */
+		if (cat_on)
+			cat_end(&cur_job, NULL, CATALOG_STATE_ABORTED);
+	}
+}
+
+/* rec_record/rec_start auto: the first LBA after the catalog's recordings (on a chunk). */
+static int cat_place(struct rec_job *j)
+{
+	rec_catalog_settle();
+	return catalog_place_auto(j->mask, j->bytes, j->chunk, &j->lba);
+}
+
+/* rec_replay/play_start id=<n>: the recording's drives, LBA, chunk, length and seed (a wrapped ring:
+ * its region from the oldest chunk, the checker's pattern from the oldest byte). Options that would
+ * contradict the catalog are refused. */
+static int cat_replay(const char *idv, int nb_params, char **params, struct rec_job *j)
+{
+	static const char *fixed[] = {"ports=", "chunk=", "seed=", "bytes=", "region=", "from="};
+	struct catalog_job cj;
+	uint64_t recorded, oldest;
+	unsigned long v;
+	int i, k;
+	if (literec_parse_ulong(idv, &v) || v == 0 || v > 0xffffffffUL) {
+		printf("Error: invalid id '%s': a recording id of the catalog (rec_list)\n", idv);
+		return -1;
+	}
+	for (i = 1; i < nb_params; i++)
+		for (k = 0; k < (int)(sizeof(fixed)/sizeof(fixed[0])); k++)
+			if (!strncmp(params[i], fixed[k], strlen(fixed[k]))) {
+				printf("Error: '%s': with id= the catalog gives ports, chunk, seed and length\n", params[i]);
+				return -1;
+			}
+	rec_catalog_settle();
+	if (catalog_lookup(v, (1u << NPORTS) - 1, &cj, &recorded, &oldest))
+		return -1;
+	if (recorded <= oldest) {
+		printf("Error: recording %lu holds no data\n", v);
+		return -1;
+	}
+	if (cj.source == CATALOG_SOURCE_USER && j->output == REC_OUTPUT_CHECKER) {
+		printf("Error: recording %lu holds the user's stream, not the test pattern: play_start id=%lu output=user\n", v, v);
+		return -1;
+	}
+	j->lba   = cj.lba;
+	j->mask  = cj.mask;
+	j->chunk = cj.chunk;
+	j->bytes = recorded - oldest;
+	j->seed  = cj.seed + (uint32_t)(oldest/4);     /* pattern word i is xs(xs(seed + i)) */
+	j->region_bytes = 0;
+	j->start_chunk  = 0;
+	if (cj.mode == CATALOG_MODE_RING) {
+		j->region_bytes = cj.bytes;
+		j->start_chunk  = (oldest/cj.chunk) % (cj.bytes/cj.chunk);
+	}
+	return 0;
+}
+
 /* Start ----------------------------------------------------------------------------------------- */
 
 static void set_engines(uint32_t mask, int source)
@@ -366,6 +545,9 @@ int rec_job_start(struct rec_job *j)
 		printf("Error: the recorder is busy (rec_stop / rec_abort / rec_wait first); nothing was changed\n");
 		return -1;
 	}
+	rec_catalog_settle();
+	if (!j->replay && cat_begin(j))
+		return -1;
 	cur_job = *j;
 	cur_valid = 1;
 	set_engines(j->mask, NVME_SRC_EXT);
@@ -384,9 +566,10 @@ int rec_job_start(struct rec_job *j)
 		printf("rec_start: armed, waiting for the hardware start input\n");
 		return 0;
 	}
+	t0 = literec_cycles();
+	cat_start = t0;
 	recorder_ctrl_write(c | (1 << CSR_RECORDER_CTRL_START_OFFSET));
 	/* The recorder checks the configuration (a few thousand cycles at most), then runs. */
-	t0 = literec_cycles();
 	do {
 		st = recorder_status_read();
 		if (STATUS_BIT(st, RUNNING) || !STATUS_BIT(st, BUSY))
@@ -396,6 +579,8 @@ int rec_job_start(struct rec_job *j)
 		printf("Error: the recorder refused the configuration: %s (status %d)\n", rec_status_str(STATUS_CODE(st)),
 			(int)STATUS_CODE(st));
 		set_engines(j->mask, NVME_SRC_CPU);
+		if (cat_on && !j->replay)
+			cat_end(j, NULL, CATALOG_STATE_ERROR);
 		return -1;
 	}
 	return 0;
@@ -414,6 +599,7 @@ int rec_raw_start(int replay, uint64_t first, uint64_t last, uint64_t start, uin
 	struct rec_job j;
 	uint32_t st;
 	uint64_t t0;
+	rec_catalog_settle();
 	rec_job_init(&j);
 	j.replay = replay; j.lba = first; j.last_lba = last; j.start_lba = start; j.chunks = chunks;
 	j.nsze = nsze; j.mask = mask; j.chunk = chunk; j.chunk_blocks = chunk/lba_size; j.lba_size = lba_size;
@@ -510,6 +696,7 @@ void rec_job_poll(struct rec_job *j, struct rec_result *r)
 	r->last_at       = recstream_check_last_at_read();
 #endif
 	r->ok = r->done && !r->busy && r->status != REC_STATUS_NONE && r->status < REC_STATUS_ERR_RANGE;
+	cat_poll(j, r);
 }
 
 static int port_temperature(uint32_t mask)
@@ -578,7 +765,8 @@ int rec_job_wait(struct rec_job *j, struct rec_result *r, uint64_t timeout_us, u
 			print_live(j, r);
 			live = 1;
 			tl = literec_cycles();
-		}
+		} else if (cat_on && catalog_rec_due())
+			rec_job_poll(j, r);        /* a catalog checkpoint */
 		if (limit && literec_cycles() - t0 >= limit)
 			break;
 		if (readchar_nonblock()) {
@@ -824,24 +1012,32 @@ static int apply_opt(const char *opt, int replay, unsigned long mib, const char 
 	return 0;
 }
 
-/* cmd <lba> <size> [key=value ...]; size: MiB, or (record) until-stop[=MiB] / ring=MiB. */
+/* cmd <lba|auto> <size> [key=value ...]; size: MiB, or (record) until-stop[=MiB] / ring=MiB;
+ * replay: cmd <lba> <size> | id=<n> [key=value ...]. */
 static int parse_args(int nb_params, char **params, int replay, int extended, const char *usage, struct rec_job *j)
 {
 	unsigned long long v;
 	unsigned long mib = 0;
-	int i;
+	int i, first = 2, place = 0;
+	const char *id = NULL;
 	rec_job_init(j);
 	j->replay = replay;
-	if (nb_params < 2) {
+	if (replay && nb_params >= 1 && !strncmp(params[0], "id=", 3)) {
+		id = params[0] + 3;
+		first = 1;
+	} else if (nb_params < 2) {
 		printf("%s\n", usage);
 		return -1;
 	}
-	if (literec_parse_u64(params[0], &v)) {
-		printf("Error: invalid LBA '%s': a number\n", params[0]);
+	if (!id && !replay && !strcmp(params[0], "auto"))
+		place = 1;
+	else if (!id && literec_parse_u64(params[0], &v)) {
+		printf("Error: invalid LBA '%s': a number%s\n", params[0],
+			replay ? "" : ", or auto (after the last recording of the catalog)");
 		return -1;
-	}
-	j->lba = v;
-	if (extended && !replay && !strncmp(params[1], "until-stop", 10)) {
+	} else if (!id)
+		j->lba = v;
+	if (!id && extended && !replay && !strncmp(params[1], "until-stop", 10)) {
 		j->mode = REC_MODE_UNTIL_STOP;
 		if (params[1][10] == '=') {
 			if (parse_mib("until-stop region", params[1] + 11, &j->bytes, 0))
@@ -851,12 +1047,12 @@ static int parse_args(int nb_params, char **params, int replay, int extended, co
 			return -1;
 		}
 		mib = ~0UL;
-	} else if (extended && !replay && !strncmp(params[1], "ring=", 5)) {
+	} else if (!id && extended && !replay && !strncmp(params[1], "ring=", 5)) {
 		j->mode = REC_MODE_RING;
 		if (parse_mib("ring", params[1] + 5, &j->bytes, 0))
 			return -1;
 		mib = ~0UL;
-	} else {
+	} else if (!id) {
 		if (literec_parse_ulong(params[1], &mib) || mib == 0 || mib > 64*1024*1024) {
 			printf("Error: invalid size '%s' MiB: 1..67108864%s\n", params[1],
 				extended && !replay ? ", until-stop[=<MiB>] or ring=<MiB>" : "");
@@ -867,7 +1063,7 @@ static int parse_args(int nb_params, char **params, int replay, int extended, co
 	for (i = 0; i < rec_set_n; i++)
 		if (apply_opt(rec_set_opts[i], replay, mib, usage, j, 1))
 			return -1;
-	for (i = 2; i < nb_params; i++) {
+	for (i = first; i < nb_params; i++) {
 		if (!extended && (!strncmp(params[i], "input=", 6) || !strncmp(params[i], "policy=", 7) ||
 			!strncmp(params[i], "output=", 7))) {
 			printf("Error: unknown option '%.*s'\n%s\n", (int)(strchr(params[i], '=') - params[i]), params[i], usage);
@@ -889,6 +1085,10 @@ static int parse_args(int nb_params, char **params, int replay, int extended, co
 			(unsigned long long)(j->bytes >> 20));
 		return -1;
 	}
+	if (id && cat_replay(id, nb_params, params, j))
+		return -1;
+	if (place && cat_place(j))
+		return -1;
 	return rec_job_check(j);
 }
 
@@ -923,14 +1123,14 @@ static void print_record(struct rec_job *j, struct rec_result *r)
 /* Commands -------------------------------------------------------------------------------------- */
 
 static const char *rec_usage_record =
-	"rec_record <lba> <mib> [seed=N] [rate=MBps] [strict=0|1] [ports=all|N] [chunk=KiB] [qd=N] [stop=MiB] [abort=MiB] [flush=0|1]";
+	"rec_record <lba|auto> <mib> [seed=N] [rate=MBps] [strict=0|1] [ports=all|N] [chunk=KiB] [qd=N] [stop=MiB] [abort=MiB] [flush=0|1]";
 static const char *rec_usage_replay =
-	"rec_replay <lba> <mib> [seed=N] [ports=all|N] [chunk=KiB] [qd=N] [bytes=N] [region=MiB] [from=chunk]";
+	"rec_replay <lba> <mib> | id=<n> [seed=N] [ports=all|N] [chunk=KiB] [qd=N] [bytes=N] [region=MiB] [from=chunk]";
 static const char *rec_usage_start =
-	"rec_start <lba> <mib|until-stop[=<mib>]|ring=<mib>> [input=pattern|user] [policy=lossless|drop] [post=<mib>] "
+	"rec_start <lba|auto> <mib|until-stop[=<mib>]|ring=<mib>> [input=pattern|user] [policy=lossless|drop] [post=<mib>] "
 	"[trim-ahead=<mib>] [flush=0|1] [surplus=keep|flush] [arm=1] [buffer=<mib>] [chunk=KiB] [ports=all|N] [qd=N] [seed=N] [rate=MBps] [strict=0|1]";
 static const char *rec_usage_play =
-	"play_start <lba> <mib> [output=checker|user] [bytes=N] [region=<mib>] [from=<chunk>] [chunk=KiB] [ports=all|N] [qd=N] [seed=N]";
+	"play_start <lba> <mib> | id=<n> [output=checker|user] [bytes=N] [region=<mib>] [from=<chunk>] [chunk=KiB] [ports=all|N] [qd=N] [seed=N]";
 
 static void rec_record_handler(int nb_params, char **params)
 {
@@ -950,7 +1150,7 @@ static void rec_record_handler(int nb_params, char **params)
 	print_record(&j, &r);
 }
 define_command(rec_record, rec_record_handler,
-	"Record the test stream to the SSDs: rec_record <lba> <mib> [seed=] [rate=MBps] [strict=] [ports=] [chunk=KiB] [qd=] [stop=MiB] [abort=MiB]",
+	"Record the test stream to the SSDs: rec_record <lba|auto> <mib> [seed=] [rate=MBps] [strict=] [ports=] [chunk=KiB] [qd=] [stop=MiB] [abort=MiB]",
 	LITEREC_CMDS);
 
 static void print_replay(struct rec_job *j, struct rec_result *r)
@@ -998,7 +1198,7 @@ static void rec_replay_handler(int nb_params, char **params)
 	print_replay(&j, &r);
 }
 define_command(rec_replay, rec_replay_handler,
-	"Replay from the SSDs into the pattern checker: rec_replay <lba> <mib> [seed=] [ports=] [chunk=KiB] [qd=] [bytes=] [region=] [from=]",
+	"Replay from the SSDs into the pattern checker: rec_replay <lba> <mib>|id=<n> [seed=] [ports=] [chunk=KiB] [qd=] [bytes=] [region=] [from=]",
 	LITEREC_CMDS);
 
 /* The configuration as the recorder holds it (read back: nothing truncated on the way). */
@@ -1030,7 +1230,7 @@ static void rec_start_handler(int nb_params, char **params)
 		(unsigned long long)(j.capacity*j.chunk >> 20), j.arm ? ", armed" : "");
 }
 define_command(rec_start, rec_start_handler,
-	"Start a recording: rec_start <lba> <mib|until-stop[=mib]|ring=mib> [input=] [policy=] [post=] [trim-ahead=] [flush=] [arm=] ...",
+	"Start a recording: rec_start <lba|auto> <mib|until-stop[=mib]|ring=mib> [input=] [policy=] [post=] [trim-ahead=] [flush=] [arm=] ...",
 	LITEREC_CMDS);
 
 static void play_start_handler(int nb_params, char **params)
@@ -1046,7 +1246,7 @@ static void play_start_handler(int nb_params, char **params)
 	printf(" LBA %llu to the %s\n", (unsigned long long)j.lba, j.output == REC_OUTPUT_USER ? "user's output" : "checker");
 }
 define_command(play_start, play_start_handler,
-	"Start a replay: play_start <lba> <mib> [output=checker|user] [bytes=N] [region=mib] [from=chunk] ...", LITEREC_CMDS);
+	"Start a replay: play_start <lba> <mib>|id=<n> [output=checker|user] [bytes=N] [region=mib] [from=chunk] ...", LITEREC_CMDS);
 
 static int need_job(void)
 {

@@ -95,6 +95,8 @@ int rec_raw_start(int replay, uint64_t first, uint64_t last, uint64_t start, uin
 	uint32_t mask, unsigned long chunk, uint32_t lba_size);
 /* Discard (and count) the input outside the recording, or let it wait. */
 void rec_flush_surplus(int on);
+/* A recording that ended since the last poll enters the drives' catalog now (catalog.h). */
+void rec_catalog_settle(void);
 /* The last job started (NULL: none). */
 struct rec_job *rec_current_job(void);
 /* MB/s x 1000 of bytes in cycles of the modeled clock. */
