@@ -34,6 +34,9 @@ from litex.soc.interconnect import stream
 
 from litepcie.tlp.common import tlp_raw_layout
 
+from functools import reduce
+from operator import and_
+
 from literecorder.cores.pcie.common import *
 
 # Window -------------------------------------------------------------------------------------------
@@ -85,6 +88,9 @@ class CompleterWindow:
         self.rd_cmd     = stream.Endpoint(window_rd_cmd_layout(self.adr_width))
         self.rd_data    = stream.Endpoint([("dat", data_width)])
         self.wr         = stream.Endpoint(window_wr_layout(self.adr_width, data_width))
+        # Every write accepted so far is in the memory (a window with a write queue drives it):
+        # a write to another window waits for it, so that posted writes become visible in order.
+        self.drained    = Signal(reset=1)
 
     def contains(self, adr, nbytes):
         """Migen expression: [adr, adr + nbytes) lies in this window (adr and nbytes signals)."""
@@ -503,6 +509,16 @@ class RCCompleter(LiteXModule):
             self.comb += If(hit[i], win_idx.eq(i), offset.eq(pkt.adr[:log2_int(w.size)]))
         any_hit = Signal()
         self.comb += any_hit.eq((hit != 0) & self.enable)
+        # PCIe ordering of posted writes across windows: a write starts only when the writes of the
+        # other windows are in their memories (e.g. an NVMe read's data still queued for LiteDRAM
+        # must be there before its completion entry lands in the on-chip CQ and the recorder reads
+        # the data through another DRAM port).
+        others_drained = Signal()
+        if len(windows) > 1:
+            self.comb += Case(win_idx, {i: others_drained.eq(reduce(and_,
+                [v.drained for j, v in enumerate(windows) if j != i])) for i in range(len(windows))})
+        else:
+            self.comb += others_drained.eq(1)
 
         # Read lanes: on-chip windows (fast) and the others (LiteDRAM) -------------------------
         # Completions of different requests may pass each other (PCIe ordering): a small read of a
@@ -594,7 +610,7 @@ class RCCompleter(LiteXModule):
                     ).Elif(~any_hit,
                         ev_wr_refused.eq(1),
                         NextState("DROP")
-                    ).Else(
+                    ).Elif(others_drained,
                         NextValue(wr_win, win_idx),
                         NextValue(wr_shift, offset[2:beat_log2]),
                         NextValue(wr_beat_adr, offset[beat_log2:]),

@@ -192,6 +192,8 @@ class DRAMWindow(LiteXModule):
         ]
 
         self.fsm = fsm = FSM(reset_state="IDLE")
+        self.comb += w.drained.eq(fsm.ongoing("IDLE") & ~acc_valid & ~w.wr.valid &
+            ~cmds.source.valid & ~wdata.source.valid)
         fsm.act("IDLE",
             If(acc_valid,
                 NextState("FLUSH")
