@@ -111,7 +111,7 @@ def block_names(gen):
     for block, attrs in owners:
         for a in attrs:
             m = getattr(soc, a, None)
-            if m is None:
+            if m is None or not hasattr(m, "_fragment"):     # not a module (e.g. a configuration)
                 continue
             frag = m._fragment                       # Merged with its submodules once finalized.
             for sig in list_targets(frag):
