@@ -192,7 +192,11 @@ class DRAMWindow(LiteXModule):
         ]
 
         self.fsm = fsm = FSM(reset_state="IDLE")
-        self.comb += w.drained.eq(fsm.ongoing("IDLE") & ~acc_valid & ~w.wr.valid &
+        # Drained: nothing of an accepted write is left on its way to LiteDRAM. A beat being
+        # accepted this cycle leaves IDLE (so `drained` falls the next cycle); the completer only
+        # writes one window at a time, so `w.wr.valid` needs not be looked at (it would close a
+        # combinational loop through the completer's ordering check).
+        self.comb += w.drained.eq(fsm.ongoing("IDLE") & ~acc_valid &
             ~cmds.source.valid & ~wdata.source.valid)
         fsm.act("IDLE",
             If(acc_valid,

@@ -739,11 +739,24 @@ static void finish(struct rec_job *j, struct rec_result *r)
 	}
 }
 
+#ifdef CSR_RECSTREAM_BASE
+/* Every beat the pattern source handed on (produced, not lost) has reached the recorder. */
+static int pattern_arrived(struct rec_job *j)
+{
+	uint64_t taken = (recstream_gen_produced_read() - recstream_gen_lost_read())*RECORDER_WORD_BYTES;
+	recorder_ctrl_write(ctrl_config(j) | (1 << CSR_RECORDER_CTRL_SNAPSHOT_OFFSET));
+	return recorder_snap_bytes_in_read() >= taken;
+}
+#endif
+
 int rec_job_wait(struct rec_job *j, struct rec_result *r, uint64_t timeout_us, uint64_t interval_us)
 {
 	uint64_t t0 = literec_cycles(), tl = t0, limit = literec_us_to_cycles(timeout_us);
 	uint64_t iv = literec_us_to_cycles(interval_us);
-	int live = 0, closed = 0;
+	int live = 0;
+#ifdef CSR_RECSTREAM_BASE
+	int closed = 0;
+#endif
 	for (;;) {
 		uint32_t st = recorder_status_read();
 		if (!STATUS_BIT(st, BUSY) && !j->arm)
@@ -752,9 +765,11 @@ int rec_job_wait(struct rec_job *j, struct rec_result *r, uint64_t timeout_us, u
 			break;
 #ifdef CSR_RECSTREAM_BASE
 		/* A test source that ended without its `last` reaching the recorder (lost beats, or a
-		 * source longer/shorter than the recording): the CPU closes the input. */
+		 * source longer/shorter than the recording): the CPU closes the input, once every beat
+		 * the source handed on has reached the recorder (beats still on their way would be lost). */
 		if (!j->replay && j->input == REC_INPUT_PATTERN && !closed && STATUS_BIT(st, RUNNING) &&
-			!recstream_gen_busy_read() && j->mode == REC_MODE_FIXED) {
+			!recstream_gen_busy_read() && j->mode == REC_MODE_FIXED &&
+			pattern_arrived(j)) {
 			recorder_ctrl_write(ctrl_config(j) | (1 << (j->abort_bytes ? CSR_RECORDER_CTRL_ABORT_OFFSET :
 				CSR_RECORDER_CTRL_STOP_OFFSET)));
 			closed = 1;
