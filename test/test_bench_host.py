@@ -359,3 +359,83 @@ def test_bench_commands_of_each_kind(fake_bios, tmp_path, capsys):
         ["bench_iops_fill", "bench_iops_done"]
     for k in ("full", "iops", "sizes"):
         assert png_ok(tmp_path / f"{k}.png")
+
+# On the simulation ---------------------------------------------------------------------------------
+
+class PipeBridge(threading.Thread):
+    """Bridges a running simulation's console pipes to the master side of a pty: the slave is then a
+    serial port with the simulated BIOS behind it."""
+    def __init__(self, sim):
+        super().__init__(daemon=True)
+        self.sim = sim
+        self.master, self.slave = pty.openpty()
+        tty.setraw(self.slave)
+        self.slave_path = os.ttyname(self.slave)
+        self.stop = False
+
+    def run(self):
+        out, inp = self.sim.proc.stdout.fileno(), self.sim.proc.stdin
+        while not self.stop:
+            r, _, _ = select.select([out, self.master], [], [], 0.1)
+            if out in r:
+                data = os.read(out, 65536)
+                if not data:
+                    return
+                os.write(self.master, data)
+            if self.master in r:
+                try:
+                    data = os.read(self.master, 65536)
+                except OSError:
+                    return
+                inp.write(data)
+                inp.flush()
+
+    def close(self):
+        self.stop = True
+        if self.is_alive():
+            self.join(timeout=2)
+        for fd in (self.master, self.slave):
+            os.close(fd)
+
+@pytest.mark.system
+@pytest.mark.xdist_group("bench-host")
+def test_serial_transport_against_the_simulation(start_sim, tmp_path, capsys):
+    sim = start_sim(ssd=["--ssd-profile", "seed-ssd1", "--ns-size", "1GiB"])
+    bridge = PipeBridge(sim)
+    bridge.start()
+    try:
+        rc = literec(["bench", "scaling", "--serial", bridge.slave_path, "--mib", "4", "--label", "sim-pty",
+            "--no-progress", "-o", str(tmp_path)])
+        out, err = capsys.readouterr()
+        assert rc == 0, out + err
+    finally:
+        bridge.close()
+    rows = benchdata.read_csv(tmp_path / "scaling.csv")
+    assert len(rows) == 1                       # A board of one SSD: only N = 1.
+    r = rows[0]
+    assert (r["ok"], r["ports"], r["bytes"], r["lost_beats"]) == ("1", "1", str(4 << 20), "0")
+    assert float(r["mbps"]) > 0 and (r["transport"], r["profile"], r["ssds"], r["dram"]) == \
+        (bridge.slave_path, "sim-pty", "1", "board")
+    assert png_ok(tmp_path / "scaling.png")
+    log = open(tmp_path / "scaling_console.log", errors="replace").read()
+    assert "rec_record 0 4 ports=0" in log and "RESULT name=nvme_init port=0 ok=1" in log
+
+@pytest.mark.system
+@pytest.mark.xdist_group("bench-host")
+def test_bench_peak_on_the_simulation(tmp_path, capsys):
+    from conftest import get_build
+    build = get_build()              # The system tests' default build: no extra Verilator build.
+    out = tmp_path / "out"
+    rc = literec(["bench", "peak", "--sim", "--build-dir", build.output_dir, "--ssd-profile", "seed-ssd1",
+        "--ns-size", "1GiB", "--max-chunks", "8", "--no-progress", "-o", str(out)])
+    stdout, err = capsys.readouterr()
+    assert rc == 0, stdout + err
+    rows = benchdata.read_csv(out / "peak.csv")
+    assert [int(r["chunks"]) for r in rows] == [1, 2, 4, 8]
+    assert [int(r["bytes"]) for r in rows] == [n * 128 * 1024 for n in (1, 2, 4, 8)]
+    assert len({r["lba"] for r in rows}) == 4                   # Each point at its own LBA.
+    assert all(float(r["write_mibps"]) > 0 and float(r["read_mibps"]) > 0 for r in rows)
+    assert {(r["transport"], r["profile"], r["ssds"], r["dram"]) for r in rows} == {("sim", "seed-ssd1", "1", "sim")}
+    assert benchdata.read_csv(out / "peak_summary.csv")[-1]["ok"] == "1"
+    assert png_ok(out / "peak.png")
+    assert "nvme_bench peak 8" in open(out / "peak_console.log", errors="replace").read()
