@@ -282,12 +282,15 @@ def test_chart_kind_rerenders_stored_csvs(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["peak", "-o", "x"],                                   "give one transport: --sim, --serial DEV or --url URL"),
     (["peak", "--sim", "--serial", "/dev/null", "-o", "x"], "(got --sim, --serial)"),
-    (["peak", "--sim", "--max-chunks", "12", "-o", "x"],    "12: --max-chunks: chunks of the last peak point, a power of two 1..32768"),
-    (["peak", "--sim", "--max-chunks", "65536", "-o", "x"], "65536: --max-chunks: chunks of the last peak point, allowed 1..32768"),
-    (["peak", "--sim", "--chunk-kib", "3", "-o", "x"],      "3: --chunk-kib: KiB per command, allowed 4..16384"),
-    (["sizes", "--sim", "--qd", "0", "-o", "x"],            "0: --qd: commands in flight, allowed 1..65535"),
-    (["full", "--sim", "--interval-ms", "-1", "-o", "x"],   "-1: --interval-ms (modeled ms), above 0"),
-    (["iops", "--sim", "--op-pct", "101", "-o", "x"],       "101: --op-pct: percent of the region written randomly, allowed 1..100"),
+    (["peak", "--sim", "--max-chunks", "12", "-o", "x"],    "12: chunks of the last peak point, a power of two 1..1048576"),
+    (["peak", "--sim", "--max-chunks", "2097152", "-o", "x"], "2097152: chunks of the last peak point, allowed 1..1048576"),
+    (["peak", "--sim", "--chunk-kib", "4096", "-o", "x"],   "4096: KiB per command, allowed 4..2048"),
+    (["sizes", "--sim", "--qd", "0", "-o", "x"],            "0: commands in flight, allowed 1..65535"),
+    (["full", "--sim", "--interval-ms", "0", "-o", "x"],    "0: modeled ms per interval, allowed 1..3600000"),
+    (["full", "--sim", "--interval-ms", "5", "-o", "x"],    "full: --interval-ms needs --mib"),
+    (["iops", "--sim", "--seconds", "0.1", "-o", "x"],      "iops: --seconds needs --mib"),
+    (["iops", "--sim", "--seconds", "0.0000001", "-o", "x"], "'0.0000001': modeled seconds above 0 with up to 6 decimals"),
+    (["iops", "--sim", "--op-pct", "91", "-o", "x"],        "91: over-provisioning, percent of the region the random writes leave alone, allowed 0..90"),
     (["iops", "--sim", "--port", "1", "-o", "x"],           "--port 1: the simulation has 1 SSD(s), ports 0..0"),
     (["scaling", "--sim", "--scaling-ssds", "1,9", "-o", "x"], "'1,9': SSD counts separated by commas, each 1..8"),
     (["peak", "--serial", "/dev/null", "--ssd-profile", "budget", "-o", "x"], "--ssd-profile: simulation options, they need --sim"),
@@ -327,7 +330,7 @@ def test_bench_reports_a_failed_point(fake_bios, tmp_path, capsys):
         "--chunk-kib", "64", "--no-progress", "-o", str(tmp_path)])
     err = capsys.readouterr().err
     assert rc == 1
-    assert bios.commands[-2:] == ["nvme_init 1", "nvme_bench peak 2 chunk=64 1"]
+    assert bios.commands[-2:] == ["nvme_init 1", "nvme_bench peak 2 chunk=64 port=1"]
     assert "failed: Error: nvme0: write at LBA 256: LBA Out of Range (SCT 0, SC 0x80)" in err
     assert "failed: RESULT name=bench_peak_done port=0 points=1 ok=0" in err
     assert [r["chunks"] for r in benchdata.read_csv(tmp_path / "peak.csv")] == ["1"]

@@ -33,7 +33,7 @@ KIND_NAMES = ["peak", "sizes", "full", "iops", "scaling", "chart"]
 
 # Arguments ----------------------------------------------------------------------------------------
 
-def _positive_int(lo, hi, what):
+def _int_range(lo, hi, what):
     def parse(text):
         try:
             v = int(text, 0)
@@ -45,7 +45,7 @@ def _positive_int(lo, hi, what):
     return parse
 
 def _pow2(lo, hi, what):
-    base = _positive_int(lo, hi, what)
+    base = _int_range(lo, hi, what)
     def parse(text):
         v = base(text)
         if v & (v - 1):
@@ -64,6 +64,17 @@ def _positive_number(what, hi=None):
                 (f" and at most {hi:g}" if hi is not None else ""))
         return v
     return parse
+
+def _seconds(text):
+    try:
+        v = float(text)
+    except ValueError:
+        v = None
+    frac = text.split(".", 1)[1] if "." in text else ""
+    if v is None or not v > 0 or len(frac) > 6 or not frac.isdigit() and frac:
+        raise argparse.ArgumentTypeError(f"{text!r}: modeled seconds above 0 with up to "
+            "6 decimals (e.g. 30, 0.25)")
+    return text
 
 def _ssd_list(text):
     try:
@@ -96,44 +107,47 @@ def add_arguments(p):
         help="Run on the full-system simulation (built once per configuration under build/bench/).")
     t.add_argument("--serial", metavar="DEV", help="A board's BIOS console on a serial device, e.g. /dev/ttyUSB1.")
     t.add_argument("--url", metavar="URL", help="A console through a pyserial URL, e.g. socket://host:port.")
-    t.add_argument("--baud", type=_positive_int(50, 12000000, "baud rate"), default=115200,
+    t.add_argument("--baud", type=_int_range(50, 12000000, "baud rate"), default=115200,
         help="Serial baud rate (default: %(default)s).")
     t.add_argument("--label", default=None,
         help="Drive/board description in the CSV's profile column and chart titles (default: the "
              "simulated profile, or `board`).")
     s = p.add_argument_group("simulation (with --sim; the SSD options are targets/sim.py's)")
-    s.add_argument("--ssds", type=_positive_int(1, 8, "--ssds: number of simulated SSDs"), default=1,
+    s.add_argument("--ssds", type=_int_range(1, 8, "number of simulated SSDs"), default=1,
         help="Simulated SSDs (1-8, default: %(default)s).")
     s.add_argument("--dram", default="sim", choices=["sim", "kc705", "kcu105", "zcu106"],
         help="DRAM model: sim (default) or a board's.")
     s.add_argument("--build-dir", default=None, metavar="DIR",
         help="Simulation build directory (default: build/bench/sim-<N>ssd-<dram>; scaling: "
              "DIR/ssds-N).")
-    s.add_argument("--boot-timeout", type=_positive_number("--boot-timeout (s)"), default=300,
+    s.add_argument("--boot-timeout", type=_positive_number("seconds"), default=300,
         help="Wall-clock seconds to reach the BIOS prompt (default: %(default)s).")
     ssd_parser(p)
     k = p.add_argument_group("benchmark")
-    k.add_argument("--max-chunks", type=_pow2(1, 32768, "--max-chunks: chunks of the last peak point"),
-        default=256, help="peak: sweep 1, 2, 4 .. N chunks (power of two up to 32768, default: %(default)s).")
-    k.add_argument("--chunk-kib", type=_pow2(4, 16384, "--chunk-kib: KiB per command"), default=None,
-        help="peak: KiB per chunk command (power of two 4..16384; default: the BIOS's, 128).")
-    k.add_argument("--qd", type=_positive_int(1, 65535, "--qd: commands in flight"), default=256,
+    k.add_argument("--max-chunks", type=_pow2(1, 1 << 20, "chunks of the last peak point"),
+        default=256, help="peak: sweep 1, 2, 4 .. N chunks (power of two up to 1048576; default: "
+        "%(default)s; seed 000 goes to 32768).")
+    k.add_argument("--chunk-kib", type=_pow2(4, 2048, "KiB per command"), default=None,
+        help="peak: KiB per chunk command (power of two 4..2048; default: the build's chunk, 128).")
+    k.add_argument("--qd", type=_int_range(1, 65535, "commands in flight"), default=256,
         help="sizes: queue depth (default: %(default)s, seed 003's).")
-    k.add_argument("--mib", type=_positive_int(1, 1 << 24, "--mib: MiB"), default=None,
-        help="sizes: MiB per point (default: the BIOS's); full: region (default 256); iops: region "
-             "(default 256); scaling: recording size (default 256).")
-    k.add_argument("--interval-ms", type=_positive_number("--interval-ms (modeled ms)"), default=None,
-        help="full, iops: reporting interval in modeled ms (default: full 10, iops the BIOS's).")
-    k.add_argument("--seconds", type=_positive_number("--seconds (modeled)"), default=1,
-        help="iops: modeled seconds of random writes (default: %(default)s).")
-    k.add_argument("--op-pct", type=_positive_int(1, 100, "--op-pct: percent of the region written "
-        "randomly"), default=None, help="iops: random writes span this percent of the region "
-        "(over-provisioning: the rest stays free; default: the BIOS's, 25).")
-    k.add_argument("--port", type=_positive_int(0, 7, "--port: SSD port"), default=0,
+    k.add_argument("--mib", type=_int_range(1, 1 << 20, "MiB"), default=None,
+        help="sizes: MiB per point (BIOS default 8); full: the region (BIOS default: the whole "
+             "namespace); iops: the region filled (BIOS default 1024); scaling: the recording "
+             "(default 256).")
+    k.add_argument("--interval-ms", type=_int_range(1, 3600000, "modeled ms per "
+        "interval"), default=None, help="full, iops: reporting interval in modeled ms (1..3600000, "
+        "BIOS default 1000); full needs --mib with it.")
+    k.add_argument("--seconds", type=_seconds, default=None,
+        help="iops: modeled seconds of random writes (up to 6 decimals; BIOS default 30); needs --mib.")
+    k.add_argument("--op-pct", type=_int_range(0, 90, "over-provisioning, percent of the "
+        "region the random writes leave alone"), default=None, help="iops: over-provisioning, the "
+        "random writes span the first (100 - N)%% of the region (0..90, BIOS default 25).")
+    k.add_argument("--port", type=_int_range(0, 7, "SSD port"), default=0,
         help="SSD port (default: %(default)s).")
     k.add_argument("--scaling-ssds", type=_ssd_list, default=[1, 2, 4], metavar="N,N,..",
         help="scaling: SSD counts (default: 1,2,4; a board: 1 and all of its SSDs).")
-    k.add_argument("--timeout", type=_positive_number("--timeout (s)"), default=7200,
+    k.add_argument("--timeout", type=_positive_number("seconds"), default=7200,
         help="Wall-clock seconds allowed per BIOS command (default: %(default)s).")
     k.add_argument("--no-progress", action="store_true", help="No live progress line.")
     p.set_defaults(_parser=p)
@@ -142,7 +156,7 @@ def add_arguments(p):
 
 def bios_command(args):
     """The ``nvme_bench`` command line of a benchmark kind (not scaling/chart)."""
-    port = [str(args.port)] if args.port else []
+    port = [f"port={args.port}"] if args.port else []
     if args.kind == "peak":
         c = ["nvme_bench", "peak", str(args.max_chunks)]
         if args.chunk_kib:
@@ -154,13 +168,14 @@ def bios_command(args):
             c.append(f"mib={args.mib}")
         return " ".join(c + port)
     if args.kind == "full":
-        return " ".join(["nvme_bench", "full", str(args.mib or 256), _fmt(args.interval_ms or 10)] + port)
+        c = ["nvme_bench", "full"] + [str(v) for v in (args.mib, args.interval_ms) if v is not None]
+        return " ".join(c + port)
     if args.kind == "iops":
-        c = ["nvme_bench", "iops", str(args.mib or 256), _fmt(args.seconds)]
-        if args.op_pct:
+        c = ["nvme_bench", "iops"] + [str(v) for v in (args.mib, args.seconds) if v is not None]
+        if args.op_pct is not None:
             c.append(f"op={args.op_pct}")
         if args.interval_ms:
-            c.append(f"interval={_fmt(args.interval_ms)}")
+            c.append(f"interval={args.interval_ms}")
         return " ".join(c + port)
     raise ValueError(args.kind)
 
@@ -183,8 +198,11 @@ def check_arguments(p, args):
             p.error(f"{', '.join(given)}: simulation options, they need --sim")
     if args.sim and args.kind != "scaling" and args.port >= args.ssds:
         p.error(f"--port {args.port}: the simulation has {args.ssds} SSD(s), ports 0..{args.ssds - 1}")
-    if args.kind == "peak" and len(bios_command(args)) > con.BIOS_LINE_MAX:
-        p.error("the BIOS command line would be too long")
+    if args.kind == "full" and args.interval_ms and not args.mib:
+        p.error("full: --interval-ms needs --mib (both are positional for the BIOS; its default "
+            "region is the whole namespace)")
+    if args.kind == "iops" and args.seconds and not args.mib:
+        p.error("iops: --seconds needs --mib (both are positional for the BIOS; its default region is 1024 MiB)")
 
 # Progress -----------------------------------------------------------------------------------------
 
