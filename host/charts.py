@@ -24,6 +24,14 @@ from literecorder.host.benchdata import column, num
 
 WRITE_COLOR, READ_COLOR, TEMP_COLOR = "#c0392b", "#2471a3", "#7d7d7d"
 
+# Seed 000 (MLE NVMe Streamer, self-test #09, "Performance Summary" of SSD 1): chunks of 128 KiB ->
+# (write MiB/s, read MiB/s), as printed in the seed. Drawn beside runs of the `seed-ssd1` profile.
+SEED000_SSD1_PEAK = {
+    1: (21, 495), 2: (1839, 724), 4: (2146, 835), 8: (2346, 1367), 16: (2453, 1411), 32: (2522, 1435),
+    64: (2551, 1446), 128: (944, 1452), 256: (1033, 1473), 512: (1144, 1484), 1024: (1096, 1489),
+    2048: (1117, 1478), 4096: (1025, 1494), 8192: (1055, 1491), 16384: (1041, 1493), 32768: (678, 1492),
+}
+
 def describe(rows):
     """'profile, N SSD(s), DRAM d, transport' of the first row's configuration."""
     r = rows[0] if rows else {}
@@ -54,6 +62,12 @@ def _peak(fig, rows, summary):
     chunks = column(rows, "chunks")
     ax.plot(chunks, column(rows, "write_mibps"), "o-", color=WRITE_COLOR, label="write")
     ax.plot(chunks, column(rows, "read_mibps"), "s-", color=READ_COLOR, label="read")
+    seed = [c for c in chunks if c in SEED000_SSD1_PEAK]
+    if rows[0].get("profile") == "seed-ssd1" and rows[0].get("chunk_kib") == "128" and seed:
+        ax.plot(seed, [SEED000_SSD1_PEAK[c][0] for c in seed], "o:", color=WRITE_COLOR, alpha=0.45,
+            mfc="none", label="seed 000 SSD 1 write")
+        ax.plot(seed, [SEED000_SSD1_PEAK[c][1] for c in seed], "s:", color=READ_COLOR, alpha=0.45,
+            mfc="none", label="seed 000 SSD 1 read")
     _pow2_axis(ax)
     ax.set_xlabel(f"chunks per point ({rows[0].get('chunk_kib', '?')} KiB each)")
     ax.set_ylabel("MiB/s")

@@ -220,6 +220,11 @@ def test_peak_chart_plots_the_csv_points(tmp_path):
     assert _line(ax, "read") == ([1, 2, 4, 8], [476.837, 714.286, 953.675, 1144.409])
     assert ax.get_xscale() == "log" and ax.xaxis.get_transform().base == 2
     assert "seed-ssd1" in ax.get_title() and "1 SSD" in ax.get_title()
+    # The seed's own SSD 1 figures beside a seed-ssd1 run (and only then).
+    assert _line(ax, "seed 000 SSD 1 write") == ([1, 2, 4, 8], [21, 1839, 2146, 2346])
+    assert _line(ax, "seed 000 SSD 1 read") == ([1, 2, 4, 8], [495, 724, 835, 1367])
+    other = charts.render("peak", [dict(r, profile="budget") for r in rows]).axes[0]
+    assert [l.get_label() for l in other.get_lines()] == ["write", "read"]
 
 @pytest.mark.unit
 def test_sizes_full_iops_scaling_charts(tmp_path):
