@@ -53,6 +53,8 @@ def merge_config(results, config, row_configs=None):
     for k, v in config.items():
         cfg["cfg_" + k if k in columns else k] = v
     columns += [k for k in cfg if k not in columns]
+    for rc in row_configs or []:
+        columns += [k for k in rc if k not in columns and "cfg_" + k not in columns]
     rows = []
     for i, r in enumerate(results):
         row = dict(cfg)

@@ -133,6 +133,9 @@ def _scaling(fig, rows, summary):
     base = [m for k, m in zip(n, mbps) if k == 1]
     if base:
         ax.plot(n, [k*base[0] for k in n], ":", color=TEMP_COLOR, label="ideal")
+    ceiling = [r.get("dram_ceiling_mbps", "") for r in rows]
+    if all(ceiling):
+        ax.plot(n, [float(c) for c in ceiling], "--", color="#27ae60", label="DRAM ceiling")
     ax.set_xticks(n)
     ax.set_xlabel("SSDs striped")
     ax.set_ylabel("recording MB/s")

@@ -257,6 +257,9 @@ def test_sizes_full_iops_scaling_charts(tmp_path):
     ax = fig.axes[0]
     assert _line(ax, "measured") == ([1, 2, 4], [2500.0, 4800.5, 6100.25])
     assert _line(ax, "ideal") == ([1, 2, 4], [2500.0, 5000.0, 10000.0])
+    assert [l.get_label() for l in ax.get_lines()] == ["measured", "ideal"]
+    rows = benchdata.merge_config(recs, CONFIG, [dict(dram_ceiling_mbps="4000")]*3)[1]
+    assert _line(charts.render("scaling", rows).axes[0], "DRAM ceiling") == ([1, 2, 4], [4000, 4000, 4000])
     for p in ("s.png", "f.png", "i.png", "sc.png"):
         assert png_ok(tmp_path / p)
     with pytest.raises(ValueError, match="no peak points"):
@@ -421,6 +424,7 @@ def test_serial_transport_against_the_simulation(start_sim, tmp_path, capsys):
     rows = benchdata.read_csv(tmp_path / "scaling.csv")
     assert len(rows) == 1                       # A board of one SSD: only N = 1.
     r = rows[0]
+    assert r["dram_ceiling_mbps"] == str(int(r["dram_ceiling_mbps"])) and int(r["dram_ceiling_mbps"]) > 0
     assert (r["ok"], r["ports"], r["bytes"], r["lost_beats"]) == ("1", "1", str(4 << 20), "0")
     assert float(r["mbps"]) > 0 and (r["transport"], r["profile"], r["ssds"], r["dram"]) == \
         (bridge.slave_path, "sim-pty", "1", "board")

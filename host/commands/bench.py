@@ -237,11 +237,14 @@ class Progress:
         fmt = PROGRESS.get(r.get("name"))
         if fmt is None:
             return
-        self.points += 1
         try:
             msg = fmt.format(**r)
         except KeyError:
             msg = line.strip()
+        if r.get("name") == "nvme_init":
+            self.show(msg)
+            return
+        self.points += 1
         self.show(f"[{self.points}] {msg}")
 
     def show(self, msg, keep=False):
@@ -318,12 +321,20 @@ def _run_kind(session, args, progress):
     others = [r for r in results if r.get("name") != spec["point"]]
     return points, others, benchdata.failures(out, args.kind, results), out
 
-def _board_ports(session, timeout):
+def _rec_info(session, timeout):
+    """The build's ``RESULT name=rec_info`` line (SSD ports, DRAM ceiling, ...)."""
     out = session.cmd("rec_info", timeout)
     r = [d for d in con.parse_results(out) if d.get("name") == "rec_info"]
     if not r or "ssd_ports" not in r[0]:
         raise BenchError(f"rec_info did not report the SSD ports:\n{out.strip()}")
-    return int(r[0]["ssd_ports"])
+    return r[0]
+
+def _board_ports(session, timeout):
+    return int(_rec_info(session, timeout)["ssd_ports"])
+
+def _scaling_config(info, used):
+    """Row configuration of a scaling point: SSDs striped and the build's recording ceiling."""
+    return dict(ssds=used, dram_ceiling_mbps=info.get("dram_ceiling_mbps", ""))
 
 def _scaling(args, progress, out_dir):
     """rec_record over N SSDs; returns (points, row configs, failures, console logs)."""
@@ -337,20 +348,22 @@ def _scaling(args, progress, out_dir):
         for n, used in plan:
             session = _sim_session(args, n, f"bench-scaling-{n}")
             try:
+                info = _rec_info(session, args.timeout)
                 _init(session, range(n), progress, args.timeout)
                 p, e = _record(session, mib, "all", args, progress)
             finally:
                 logs.append((n, _close_sim(session, args)))
-            points += p; errs += e; rows += [dict(ssds=n)]*len(p)
+            points += p; errs += e; rows += [_scaling_config(info, n)]*len(p)
         return points, rows, errs, logs
     session = con.SerialSession(args.serial or args.url, args.baud,
         log=open(os.path.join(out_dir, "scaling_console.log"), "wb", buffering=0))
     try:
-        n = _board_ports(session, args.timeout)
+        info = _rec_info(session, args.timeout)
+        n = int(info["ssd_ports"])
         _init(session, range(n), progress, args.timeout)
         for used, ports in ([(1, "0")] + ([(n, "all")] if n > 1 else [])):
             p, e = _record(session, mib, ports, args, progress)
-            points += p; errs += e; rows += [dict(ssds=used)]*len(p)
+            points += p; errs += e; rows += [_scaling_config(info, used)]*len(p)
     finally:
         session.close()
     return points, rows, errs, logs
