@@ -106,6 +106,8 @@ def failures(out, kind, results):
     a missing end line, data errors of the full-disk comparison. Empty list: success."""
     spec = KINDS[kind]
     errs = [l.strip() for l in out.splitlines() if l.strip().startswith("Error:")]
+    if any(l.strip() == "Command not found" for l in out.splitlines()):
+        errs.append("the BIOS answered `Command not found`: a firmware without `nvme_bench " + kind + "`")
     errs += ["RESULT " + " ".join(f"{k}={v}" for k, v in r.items()) for r in results
         if r.get("ok") not in (None, "1")]
     if spec["done"]:

@@ -191,6 +191,10 @@ def test_failures_of_a_run(name, kind, expect):
 
 @pytest.mark.unit
 def test_failures_missing_end_and_data_errors():
+    assert benchdata.failures("Command not found\n", "sizes", []) == [
+        "the BIOS answered `Command not found`: a firmware without `nvme_bench sizes`",
+        "no `RESULT name=bench_sizes_done` line: the benchmark did not finish",
+        "no `RESULT name=bench_sizes` point line"]
     out = transcript("full_transcript.txt")
     cut = out[:out.index("RESULT name=bench_full_done")]
     assert benchdata.failures(cut, "full", con.parse_results(cut)) == \
