@@ -699,7 +699,7 @@ void rec_job_poll(struct rec_job *j, struct rec_result *r)
 	cat_poll(j, r);
 }
 
-static int port_temperature(uint32_t mask)
+int rec_temperature(uint32_t mask)
 {
 	volatile uint8_t *b;
 	int p;
@@ -717,7 +717,7 @@ static void print_live(struct rec_job *j, struct rec_result *r)
 	literec_print_fixed(rec_kbps(bytes, r->cycles), 3);
 	printf(" MB/s, ring %llu/%lu chunks (peak %llu), dropped %llu B, %d C    ", (unsigned long long)r->level,
 		j->ring_slots, (unsigned long long)r->peak, (unsigned long long)r->bytes_dropped,
-		port_temperature(j->mask));
+		rec_temperature(j->mask));
 }
 
 static void finish(struct rec_job *j, struct rec_result *r)
@@ -1307,7 +1307,7 @@ static void print_status(struct rec_job *j, struct rec_result *r)
 {
 	const char *state = r->busy ? "running" : j->arm && !r->done ? "armed" : r->done ? "done" : "idle";
 	uint64_t bytes = j->replay ? r->bytes : r->bytes_committed;
-	int temp = port_temperature(j->mask);
+	int temp = rec_temperature(j->mask);
 	printf("recorder: %s %s, %s", mode_str(j), state, r->busy ? "in progress" : rec_status_str(r->status));
 	if (r->status == REC_STATUS_ERR_DEVICE || r->status == REC_STATUS_ERR_TIMEOUT)
 		printf(" (nvme%d, LBA %llu: %s)", r->err_port, (unsigned long long)r->err_lba, nvme_status_str(r->err_status));

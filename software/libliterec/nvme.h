@@ -125,6 +125,10 @@ void nvme_report_engine(int port);
 /* Decimal fixed point: prints v / 10^d. */
 void literec_print_fixed(uint64_t v, int d);
 unsigned long nvme_csr_base(int port);
+/* Command arguments: params[idx] as a port (0 when absent), -1 with the reason printed; a port
+ * without nvme_init is refused (-1, printed). */
+int nvme_arg_port(int nb_params, char **params, int idx, int *port);
+int nvme_need_init(int port);
 uint32_t nvme_csts(int port, int *err);
 
 #endif

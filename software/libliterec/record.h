@@ -102,6 +102,8 @@ struct rec_job *rec_current_job(void);
 /* MB/s x 1000 of bytes in cycles of the modeled clock. */
 uint64_t rec_kbps(uint64_t bytes, uint64_t cycles);
 void rec_print_ports(uint32_t mask);
+/* Composite temperature (C) of the first initialized port in mask (SMART log), -273 if none. */
+int rec_temperature(uint32_t mask);
 const char *rec_status_str(int status);
 
 #endif
