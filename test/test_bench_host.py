@@ -301,6 +301,9 @@ def test_chart_kind_rerenders_stored_csvs(tmp_path, capsys):
     (["full", "--sim", "--interval-ms", "0", "-o", "x"],    "0: modeled ms per interval, allowed 1..3600000"),
     (["full", "--sim", "--interval-ms", "5", "-o", "x"],    "full: --interval-ms needs --mib"),
     (["iops", "--sim", "--seconds", "0.1", "-o", "x"],      "iops: --seconds needs --mib"),
+    (["sizes", "--sim", "--kib", "64", "-o", "x"],          "64: KiB per point, allowed 128..1073741824"),
+    (["sizes", "--sim", "--kib", "256", "--mib", "1", "-o", "x"], "--kib: KiB per point of `sizes`, instead of --mib (not both)"),
+    (["peak", "--sim", "--kib", "256", "-o", "x"],          "--kib: KiB per point of `sizes`, instead of --mib (not both)"),
     (["iops", "--sim", "--seconds", "0.0000001", "-o", "x"], "'0.0000001': modeled seconds above 0 with up to 6 decimals"),
     (["iops", "--sim", "--op-pct", "91", "-o", "x"],        "91: over-provisioning, percent of the region the random writes leave alone, allowed 0..90"),
     (["iops", "--sim", "--port", "1", "-o", "x"],           "--port 1: the simulation has 1 SSD(s), ports 0..0"),
@@ -365,9 +368,10 @@ def test_bench_commands_of_each_kind(fake_bios, tmp_path, capsys):
     assert literec(["bench", "iops", "--mib", "8", "--seconds", "0.004", "--op-pct", "25",
         "--interval-ms", "1"] + base) == 0
     assert literec(["bench", "sizes", "--qd", "64", "--mib", "1"] + base) == 0
+    assert literec(["bench", "sizes", "--kib", "256", "--port", "1"] + base) == 0
     typed = [c for c in bios.commands if c.startswith("nvme_bench")]
     assert typed == ["nvme_bench full 8 1", "nvme_bench iops 8 0.004 op=25 interval=1",
-        "nvme_bench sizes 64 mib=1"]
+        "nvme_bench sizes 64 mib=1", "nvme_bench sizes 256 kib=256 port=1"]
     assert len(benchdata.read_csv(tmp_path / "full.csv")) == 7
     assert [r["iops"] for r in benchdata.read_csv(tmp_path / "iops.csv")] == ["52000", "49000", "3000", "2000"]
     assert [r["name"] for r in benchdata.read_csv(tmp_path / "iops_summary.csv")] == \

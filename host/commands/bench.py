@@ -135,6 +135,8 @@ def add_arguments(p):
         help="sizes: MiB per point (BIOS default 8); full: the region (BIOS default: the whole "
              "namespace); iops: the region filled (BIOS default 1024); scaling: the recording "
              "(default 256).")
+    k.add_argument("--kib", type=_int_range(128, 1 << 30, "KiB per point"), default=None,
+        help="sizes: KiB per point instead of --mib (128..1073741824), for short runs.")
     k.add_argument("--interval-ms", type=_int_range(1, 3600000, "modeled ms per "
         "interval"), default=None, help="full, iops: reporting interval in modeled ms (1..3600000, "
         "BIOS default 1000); full needs --mib with it.")
@@ -166,6 +168,8 @@ def bios_command(args):
         c = ["nvme_bench", "sizes", str(args.qd)]
         if args.mib:
             c.append(f"mib={args.mib}")
+        if args.kib:
+            c.append(f"kib={args.kib}")
         return " ".join(c + port)
     if args.kind == "full":
         c = ["nvme_bench", "full"] + [str(v) for v in (args.mib, args.interval_ms) if v is not None]
@@ -198,6 +202,8 @@ def check_arguments(p, args):
             p.error(f"{', '.join(given)}: simulation options, they need --sim")
     if args.sim and args.kind != "scaling" and args.port >= args.ssds:
         p.error(f"--port {args.port}: the simulation has {args.ssds} SSD(s), ports 0..{args.ssds - 1}")
+    if args.kib and (args.kind != "sizes" or args.mib):
+        p.error("--kib: KiB per point of `sizes`, instead of --mib (not both)")
     if args.kind == "full" and args.interval_ms and not args.mib:
         p.error("full: --interval-ms needs --mib (both are positional for the BIOS; its default "
             "region is the whole namespace)")
