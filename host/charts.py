@@ -35,7 +35,7 @@ SEED000_SSD1_PEAK = {
 def describe(rows):
     """'profile, N SSD(s), DRAM d, transport' of the first row's configuration."""
     r = rows[0] if rows else {}
-    ssds = r.get("ssds", "?")
+    ssds = str(r.get("ssds", "?"))
     plural = "" if ssds == "1" else "s"
     parts = [r.get("profile", "?"), f"{ssds} SSD{plural}", f"DRAM {r.get('dram', '?')}"]
     transport = r.get("transport", "")

@@ -123,10 +123,11 @@ def test_console_strips_echo_ansi_and_prompt_and_streams_lines(fake_bios):
         lines = []
         out = s.cmd("nvme_bench peak 8", timeout=10, on_line=lines.append)
         assert out == transcript("peak_transcript.txt")
-        assert [l for l in lines if l] == transcript("peak_transcript.txt").splitlines()
+        assert lines == transcript("peak_transcript.txt").rstrip("\n").split("\n")
         r = con.parse_results(out)
-        assert [d["chunks"] for d in r if d["name"] == "bench_peak"] == ["1", "2", "4", "8"]
-        assert r[-1] == dict(name="bench_peak_done", port="0", points="4", ok="1")
+        assert [d["chunks"] for d in r if d["name"] == "bench_peak"] == ["1", "2", "4", "8", "16", "32", "64"]
+        assert r[-1] == dict(name="bench_peak_done", port="0", points="7", ok="1")
+        assert out.startswith("nvme0: peak sweep, 1..64 chunks of 128 KiB")       # The echo is gone.
         assert s.cmd("bogus", timeout=5) == "Command not found\n"
         assert bios.commands == ["", "nvme_bench peak 8", "bogus"]      # "" is the sync's Enter
         with pytest.raises(con.ConsoleError, match="BIOS command line holds 63"):
@@ -163,11 +164,12 @@ def test_csv_merges_configuration_after_result_keys(tmp_path):
     assert header == ["name", "port", "op", "bytes_per_cmd", "qd", "commands", "bytes", "cycles", "mbps",
         "iops"] + benchdata.CONFIG_KEYS
     rows = benchdata.read_csv(path)
-    assert len(rows) == 6
-    assert rows[2] == dict(name="bench_sizes", port="0", op="write", bytes_per_cmd="4096", qd="256",
-        commands="256", bytes="1048576", cycles="300000", mbps="699.050", iops="170666", transport="sim",
+    assert len(rows) == 18
+    assert rows[2] == dict(name="bench_sizes", port="0", op="write", bytes_per_cmd="1024", qd="256",
+        commands="256", bytes="262144", cycles="20347", mbps="2576.733", iops="2516341", transport="sim",
         profile="seed-ssd1", ssds="1", dram="sim", date="2026-11-25T06:00:00+00:00", git_rev="abc1234")
-    assert benchdata.column(rows, "mbps", op="read") == [149.796, 806.596, 1747.626]
+    assert benchdata.column(rows, "bytes_per_cmd", op="read") == [512 << i for i in range(9)]
+    assert benchdata.column(rows, "mbps", op="read")[0] == 632.312
     assert benchdata.kind_of(rows) == "sizes"
     # A configuration key the RESULT line has too: the drive's value stays, the run's is cfg_<key>.
     cols, rows = benchdata.merge_config([dict(name="rec_record", ports="2", dram="x")], dict(CONFIG),
@@ -180,7 +182,7 @@ def test_csv_merges_configuration_after_result_keys(tmp_path):
     ("peak_transcript.txt",       "peak",  []),
     ("full_transcript.txt",       "full",  []),
     ("iops_transcript.txt",       "iops",  []),
-    ("peak_error_transcript.txt", "peak",  ["Error: nvme0: write at LBA 256: LBA Out of Range (SCT 0, SC 0x80)",
+    ("peak_error_transcript.txt", "peak",  ["Error: nvme0: write at LBA 512: LBA Out of Range (SCT 0, SC 0x80)",
                                             "RESULT name=bench_peak_done port=0 points=1 ok=0"]),
 ])
 def test_failures_of_a_run(name, kind, expect):
@@ -214,46 +216,63 @@ def _line(ax, label):
     assert len(found) == 1, [l.get_label() for l in ax.get_lines()]
     return [float(v) for v in found[0].get_xdata()], [float(v) for v in found[0].get_ydata()]
 
+def stored(kind):
+    """Rows and summary of a stored CSV (test/data/bench: written by `literec bench` on the simulation)."""
+    rows = benchdata.read_csv(os.path.join(DATA, f"{kind}.csv"))
+    summary = benchdata.read_csv(os.path.join(DATA, f"{kind}_summary.csv"))
+    return rows, summary
+
 @pytest.mark.unit
 def test_peak_chart_plots_the_csv_points(tmp_path):
-    rows = _rows("peak_transcript.txt", "peak")
+    rows, _ = stored("peak")
     fig = charts.render("peak", rows, str(tmp_path / "peak.png"))
     assert png_ok(tmp_path / "peak.png")
     ax = fig.axes[0]
-    assert _line(ax, "write") == ([1, 2, 4, 8], [610.352, 1017.253, 1525.879, 2034.505])
-    assert _line(ax, "read") == ([1, 2, 4, 8], [476.837, 714.286, 953.675, 1144.409])
+    chunks = [1, 2, 4, 8, 16, 32, 64]
+    assert benchdata.column(rows, "chunks") == chunks
+    assert _line(ax, "write") == (chunks, benchdata.column(rows, "write_mibps"))
+    assert _line(ax, "read") == (chunks, benchdata.column(rows, "read_mibps"))
+    assert _line(ax, "write")[1][0] == 2103.668 and _line(ax, "read")[1][-1] == 1726.28
     assert ax.get_xscale() == "log" and ax.xaxis.get_transform().base == 2
-    assert "seed-ssd1" in ax.get_title() and "1 SSD" in ax.get_title()
+    assert "seed-ssd1, 1 SSD," in ax.get_title()
     # The seed's own SSD 1 figures beside a seed-ssd1 run (and only then).
-    assert _line(ax, "seed 000 SSD 1 write") == ([1, 2, 4, 8], [21, 1839, 2146, 2346])
-    assert _line(ax, "seed 000 SSD 1 read") == ([1, 2, 4, 8], [495, 724, 835, 1367])
+    assert _line(ax, "seed 000 SSD 1 write") == (chunks, [21, 1839, 2146, 2346, 2453, 2522, 2551])
+    assert _line(ax, "seed 000 SSD 1 read") == (chunks, [495, 724, 835, 1367, 1411, 1435, 1446])
     other = charts.render("peak", [dict(r, profile="budget") for r in rows]).axes[0]
     assert [l.get_label() for l in other.get_lines()] == ["write", "read"]
 
 @pytest.mark.unit
 def test_sizes_full_iops_scaling_charts(tmp_path):
-    fig = charts.render("sizes", _rows("sizes_transcript.txt", "sizes"), str(tmp_path / "s.png"))
+    rows, _ = stored("sizes")
+    fig = charts.render("sizes", rows, str(tmp_path / "s.png"))
     ax = fig.axes[0]
-    assert _line(ax, "write") == ([512, 4096, 131072], [131.072, 699.05, 2330.168])
-    assert _line(ax, "read") == ([512, 4096, 131072], [149.796, 806.596, 1747.626])
+    sizes = [512 << i for i in range(9)]
+    for op in ("write", "read"):
+        assert _line(ax, op) == (sizes, benchdata.column(rows, "mbps", op=op))
     assert ax.get_xscale() == "log" and "QD 256" in ax.get_title()
 
-    summary = con.parse_results(transcript("full_transcript.txt"))[-1]
-    fig = charts.render("full", _rows("full_transcript.txt", "full"), str(tmp_path / "f.png"), summary)
+    rows, summary = stored("full")
+    fig = charts.render("full", rows, str(tmp_path / "f.png"), summary[-1])
     write_ax, read_ax = fig.axes[0], fig.axes[1]
     temp_w = [a for a in fig.axes[2:] if a.bbox.bounds == write_ax.bbox.bounds][0]
-    assert _line(write_ax, "write") == ([1, 2, 3, 3.2], [2621.44, 2621.44, 1572.864, 7864.32])
-    assert _line(temp_w, "temperature") == ([1, 2, 3, 3.2], [35, 36, 38, 38])
-    assert _line(read_ax, "read")[1] == [3145.728, 3145.728, 2995.931]
-    assert "2621.440 MB/s" in write_ax.get_title() and "8 MiB" in fig._suptitle.get_text()
+    temp_r = [a for a in fig.axes[2:] if a.bbox.bounds == read_ax.bbox.bounds][0]
+    for ax, tx, phase in ((write_ax, temp_w, "write"), (read_ax, temp_r, "read")):
+        t = benchdata.column(rows, "t_ms", phase=phase)
+        assert len(t) >= 2
+        assert _line(ax, phase) == (t, benchdata.column(rows, "mbps", phase=phase))
+        assert _line(tx, "temperature") == (t, benchdata.column(rows, "temp_c", phase=phase))
+        assert f"{summary[-1][phase + '_mbps']} MB/s" in ax.get_title()
+    assert "8 MiB" in fig._suptitle.get_text()
 
-    fig = charts.render("iops", _rows("iops_transcript.txt", "iops"), str(tmp_path / "i.png"))
+    rows, summary = stored("iops")
+    fig = charts.render("iops", rows, str(tmp_path / "i.png"), summary[-1])
     ax = fig.axes[0]
-    assert _line(ax, "iops") == ([1, 2, 3, 4], [52000, 49000, 3000, 2000])
+    assert _line(ax, "iops") == ([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], benchdata.column(rows, "iops"))
     assert ax.get_yscale() == "log" and ax.get_xlabel().endswith("(ms)")
-    long = [dict(r, t_ms=f"{float(r['t_ms'])*10000:.3f}") for r in _rows("iops_transcript.txt", "iops")]
+    assert f"span {summary[-1]['span_mib']} MiB" in ax.get_title()
+    long = [dict(r, t_ms=f"{float(r['t_ms'])*10000:.3f}") for r in rows]
     ax = charts.render("iops", long).axes[0]
-    assert _line(ax, "iops")[0] == [10, 20, 30, 40] and ax.get_xlabel().endswith("(s)")
+    assert _line(ax, "iops")[0] == [10 * i for i in range(1, 11)] and ax.get_xlabel().endswith("(s)")
 
     recs = [dict(name="rec_record", ok="1", ports=str(n), mbps=m) for n, m in
         ((1, "2500.000"), (2, "4800.500"), (4, "6100.250"))]
@@ -331,10 +350,12 @@ def test_bench_peak_over_a_serial_port(fake_bios, tmp_path, capsys):
     assert rc == 0, capsys.readouterr()
     assert bios.commands == ["", "rec_info", "nvme_init 0", "nvme_bench peak 8"]
     rows = benchdata.read_csv(out / "peak.csv")
-    assert [r["chunks"] for r in rows] == ["1", "2", "4", "8"]
+    assert [r["chunks"] for r in rows] == ["1", "2", "4", "8", "16", "32", "64"]
+    assert [r["write_mibps"] for r in rows] == [d["write_mibps"] for d in
+        con.parse_results(transcript("peak_transcript.txt")) if d["name"] == "bench_peak"]
     assert {(r["transport"], r["profile"], r["ssds"], r["dram"]) for r in rows} == \
         {(bios.slave_path, "fake", "2", "board")}
-    assert benchdata.read_csv(out / "peak_summary.csv")[0]["points"] == "4"
+    assert benchdata.read_csv(out / "peak_summary.csv")[0]["points"] == "7"
     assert png_ok(out / "peak.png")
     assert "nvme_bench peak 8" in open(out / "peak_console.log", errors="replace").read()
 
@@ -346,7 +367,7 @@ def test_bench_reports_a_failed_point(fake_bios, tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 1
     assert bios.commands[-2:] == ["nvme_init 1", "nvme_bench peak 2 chunk=64 port=1"]
-    assert "failed: Error: nvme0: write at LBA 256: LBA Out of Range (SCT 0, SC 0x80)" in err
+    assert "failed: Error: nvme0: write at LBA 512: LBA Out of Range (SCT 0, SC 0x80)" in err
     assert "failed: RESULT name=bench_peak_done port=0 points=1 ok=0" in err
     assert [r["chunks"] for r in benchdata.read_csv(tmp_path / "peak.csv")] == ["1"]
 
@@ -372,8 +393,10 @@ def test_bench_commands_of_each_kind(fake_bios, tmp_path, capsys):
     typed = [c for c in bios.commands if c.startswith("nvme_bench")]
     assert typed == ["nvme_bench full 8 1", "nvme_bench iops 8 0.004 op=25 interval=1",
         "nvme_bench sizes 64 mib=1", "nvme_bench sizes 256 kib=256 port=1"]
-    assert len(benchdata.read_csv(tmp_path / "full.csv")) == 7
-    assert [r["iops"] for r in benchdata.read_csv(tmp_path / "iops.csv")] == ["52000", "49000", "3000", "2000"]
+    assert [(r["phase"], r["t_ms"]) for r in benchdata.read_csv(tmp_path / "full.csv")] == \
+        [("write", "1.010"), ("write", "2.176"), ("write", "2.385"), ("read", "1.010"), ("read", "2.164"),
+         ("read", "3.316"), ("read", "4.469"), ("read", "4.645")]
+    assert [r["iops"] for r in benchdata.read_csv(tmp_path / "iops.csv")][:3] == ["682460", "198980", "200036"]
     assert [r["name"] for r in benchdata.read_csv(tmp_path / "iops_summary.csv")] == \
         ["bench_iops_fill", "bench_iops_done"]
     for k in ("full", "iops", "sizes"):

@@ -316,7 +316,7 @@ def _config(args, transport, ssds, dram):
         git_rev=benchdata.git_revision(ROOT))
 
 def _run_kind(session, args, progress):
-    """Runs one nvme_bench command; returns (points, others, failures)."""
+    """Runs one nvme_bench command; returns (points, other RESULT lines, failures, output)."""
     command = bios_command(args)
     print(f"literec bench: {command}", flush=True)
     out = session.cmd(command, args.timeout, progress.line)
