@@ -17,6 +17,7 @@ UART. Both use the same console driver (literecorder.host.console).
 import os
 import sys
 import glob
+import fcntl
 import shutil
 import argparse
 import datetime
@@ -285,7 +286,12 @@ def _sim_session(args, n_ssds, name):
     except ValueError as e:
         raise BenchError(str(e))
     try:
-        build.build()
+        # Two benchmarks (or a test session) building the same directory at once: one builds, the
+        # other waits and finds it up to date.
+        os.makedirs(os.path.dirname(build.output_dir), exist_ok=True)
+        with open(build.output_dir + ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            build.build()
         return SimSession(build, name=f"{name}-{os.getpid()}", devices=devices,
             boot_timeout=args.boot_timeout, fresh=True)
     except SimError as e:
