@@ -326,6 +326,10 @@ def run_board(board, ssds, out, timeout):
     yosys("; ".join([
         *[f"read_verilog -lib {s}" for s in stubs],
         *[f"read_verilog {s}" for s in bc.tcl_sources(tcl)],
+        # Yosys 0.23 maps the 4096 x 32 integrated SRAM to UltraScale LUTRAM and then fails in its
+        # own map file ("invalid OPTION_ABITS/WIDTH combination"): it goes to block RAM, where
+        # Vivado puts it too.
+        *(["setattr -set ram_style \"block\" m:sram"] if fam in ("xcu", "xcup") else []),
         f"synth_xilinx -flatten -family {fam} -top {top} -noiopad",
         f"write_json {flat}"]), os.path.join(work, "yosys.log"), timeout)
     with open(flat) as f:
