@@ -22,7 +22,6 @@ import time
 import shlex
 import shutil
 import signal
-import select
 import hashlib
 import argparse
 import subprocess
@@ -46,12 +45,12 @@ _bootstrap()
 
 from literecorder import ROOT
 from literecorder.soc.recorder_soc import parse_size
+# The console driver (shared with `literec bench` on a board's serial port).
+from literecorder.host.console import (Console, PipeTransport, PROMPT_RE, PROMPT_TEXT_RE, ANSI_RE,
+    BIOS_LINE_MAX, parse_results, text as console_text)
 
 SIM_MODULES_DIR = os.path.join(ROOT, "sim", "modules")
 ADC_CLK_FREQ    = int(100e6)     # Clock domain "adc" of the simulated user streams.
-PROMPT_RE       = re.compile(rb"litex(\x1b\[0m)?> ")
-BIOS_LINE_MAX   = 63             # LiteX's BIOS readline buffer (64 bytes with the terminator).
-ANSI_RE         = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 
 class SimError(Exception):
     """A simulation that could not be built or did not behave (timeout, exit)."""
@@ -364,7 +363,9 @@ class SimBuild:
 # Session ------------------------------------------------------------------------------------------
 
 class SimSession:
-    """A running simulation driven through its console (pipes, prompt matching, timeouts).
+    """A running simulation driven through its console (``literecorder.host.console.Console`` over
+    the process's pipes: prompt matching, echo removal, timeouts; the same driver ``literec bench``
+    uses for a board's serial port).
 
     The process is always killed on close (also on errors and timeouts).
     """
@@ -373,67 +374,46 @@ class SimSession:
         self.build   = build
         self.run_dir = build.prepare_run(name, devices, simio, fresh)
         self.devices = build.devices
-        self.echo    = echo
-        self.buf     = bytearray()
-        self.pos     = 0
         self.t_start = time.time()
         self.log     = open(os.path.join(self.run_dir, "console.log"), "wb", buffering=0)
         self.proc    = subprocess.Popen([build.vsim], cwd=self.run_dir,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             bufsize=0, start_new_session=True)
+        self.con     = Console(PipeTransport(self.proc, "the simulation"), log=self.log, echo=echo,
+            error=SimError)
         try:
-            self.pos = self._wait_prompt(boot_timeout, "the BIOS prompt")
+            self.con.wait_prompt(boot_timeout, "the BIOS prompt")
         except Exception:
             self.close()
             raise
 
-    def _read(self, timeout):
-        r, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if r:
-            chunk = os.read(self.proc.stdout.fileno(), 65536)
-            if not chunk:
-                self.proc.wait(timeout=5)
-                raise SimError(f"the simulation exited (rc={self.proc.returncode}); "
-                    f"console tail:\n{self.text(self.buf[-2000:])}")
-            self.buf.extend(chunk)
-            self.log.write(chunk)
-            if self.echo:
-                self.echo(self.text(chunk))
+    # The console's state, for callers that look at it directly.
+    @property
+    def echo(self):
+        return self.con.echo
 
-    def _wait_prompt(self, timeout, what):
-        deadline = time.time() + timeout
-        while True:
-            m = PROMPT_RE.search(self.buf, self.pos)
-            if m:
-                return m.end()
-            remaining = deadline - time.time()
-            if remaining <= 0:
-                raise SimError(f"timeout: no prompt after {timeout:g} s waiting for {what}; "
-                    f"console tail:\n{self.text(self.buf[-2000:])}")
-            self._read(min(remaining, 0.5))
+    @echo.setter
+    def echo(self, fn):
+        self.con.echo = fn
 
-    @staticmethod
-    def text(data):
-        return ANSI_RE.sub(b"", bytes(data)).decode(errors="replace").replace("\r", "")
+    @property
+    def buf(self):
+        return self.con.buf
 
-    def cmd(self, command, timeout=300):
-        """Type a command, wait for the next prompt, return its output (without the echo)."""
-        if len(command) > BIOS_LINE_MAX:
-            raise SimError(f"{command!r}: {len(command)} characters, the BIOS command line holds "
-                f"{BIOS_LINE_MAX} (LiteX's readline buffer); set options with rec_set first")
-        start = len(self.buf)
-        self.proc.stdin.write(command.encode() + b"\r")
-        self.proc.stdin.flush()
-        self.pos = self._wait_prompt(timeout, repr(command))
-        out = self.text(self.buf[start:self.pos])
-        out = PROMPT_TEXT_RE.sub("", out)
-        lines = out.split("\n")
-        if lines and lines[0].strip() == command.strip():
-            lines = lines[1:]
-        return "\n".join(lines).rstrip() + "\n"
+    @property
+    def pos(self):
+        return self.con.pos
+
+    text = staticmethod(console_text)
+
+    def cmd(self, command, timeout=300, on_line=None):
+        """Type a command, wait for the next prompt, return its output (without the echo).
+
+        ``on_line(str)``: called with each output line as it arrives (progress display)."""
+        return self.con.cmd(command, timeout, on_line)
 
     def console(self):
-        return self.text(self.buf)
+        return self.con.console()
 
     def cpu_seconds(self):
         """CPU time (user + system) the simulator process used so far."""
@@ -471,20 +451,6 @@ class SimSession:
 
     def __exit__(self, *exc):
         self.close()
-
-PROMPT_TEXT_RE = re.compile(r"litex> ?$")
-
-def parse_results(text):
-    """`RESULT name=value ...` lines of a console output -> list of dicts."""
-    results = []
-    for line in text.splitlines():
-        if line.startswith("RESULT "):
-            d = {}
-            for tok in line.split()[1:]:
-                k, _, v = tok.partition("=")
-                d[k] = v
-            results.append(d)
-    return results
 
 # Simulated devices --------------------------------------------------------------------------------
 

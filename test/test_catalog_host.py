@@ -327,7 +327,7 @@ def test_verify_refuses_a_user_stream(two, capsys):
 
 def test_subcommand_registry_and_console_script():
     cmds = commands()
-    assert list(cmds) == ["extract", "info", "list", "verify"]
+    assert list(cmds) == ["bench", "extract", "info", "list", "verify"]
     for mod in cmds.values():
         assert callable(mod.add_arguments) and callable(mod.run) and mod.HELP
     exe = os.path.join(os.path.dirname(sys.executable), "literec")
