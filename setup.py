@@ -17,6 +17,8 @@ packages = [
     "literecorder.soc",
     "literecorder.targets",
     "literecorder.sim",
+    "literecorder.host",
+    "literecorder.host.commands",
 ]
 
 setup(
@@ -28,5 +30,7 @@ setup(
     packages         = packages,
     package_dir      = {"literecorder": "."},
     include_package_data = False,
-    install_requires = ["migen", "litex", "litedram", "litepcie"],
+    install_requires = ["migen", "litex", "litedram", "litepcie", "numpy", "sigmf"],
+    # Host tool: `literec list|info|extract|verify ...` (literecorder/host/cli.py).
+    entry_points     = {"console_scripts": ["literec = literecorder.host.cli:main"]},
 )

@@ -193,8 +193,10 @@ def ssd_module_args(args, index, run_dir, sys_clk_freq=200e6, data_width=256):
     ns_file = args.ns_file
     if ns_file is None:
         ns_file = os.path.join(run_dir, f"ssd{index}.img")
+    elif "{i}" in ns_file:
+        ns_file = ns_file.replace("{i}", str(index))
     elif getattr(args, "ssds", 1) > 1:
-        ns_file = ns_file.replace("{i}", str(index)) if "{i}" in ns_file else f"{ns_file}.{index}"
+        ns_file = f"{ns_file}.{index}"
     d = dict(
         index      = index,
         sys_clk_hz = int(sys_clk_freq),

@@ -148,39 +148,123 @@ def add_nvme_port(soc, index, phy, with_bench=True):
                 f"{getattr(soc.constants[name], 'value', soc.constants[name])}: all ports must share it")
     return rc
 
-RECORDER_SLOTS = 256            # Chunks in the LiteDRAM ring at most (QD 256 across the SSDs).
+RECORDER_SLOTS = 4096           # Chunks in the LiteDRAM ring at most (512 MiB of 128 KiB chunks).
 
-def add_recorder(soc, n_ports, sink=None, source=None, slots=RECORDER_SLOTS):
-    """Adds the recorder datapath (``cores.recorder.core.RecorderCore``) between a data stream and
-    the NVMe hosts ``nvme0`` .. ``nvme<n_ports-1>`` (call after ``add_nvme_port``).
+def _user_stream(name, ep):
+    """(width, statements-maker) of a user stream: an AXIStreamInterface or a LiteX endpoint with
+    ``data`` (and optionally ``keep``)."""
+    names = [f[0] for f in ep.description.payload_layout]
+    if "data" not in names:
+        raise ValueError(f"add_recorder: the {name} stream has no `data` field (fields: {names})")
+    width = len(ep.data)
+    return width, ("keep" in names)
 
-    ``sink``: the stream to record (``data`` of the LiteDRAM port width), ``source``: where replayed
-    data goes. Without them, the test pattern source/checker (``recstream`` CSRs) are attached.
-    CSRs: ``recorder``. Constants: ``RECORDER_SLOTS``, ``RECORDER_WORD_BYTES``.
+def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay_cd="sys",
+    control_cd=None, with_test_streams=True, slots=RECORDER_SLOTS, fifo_depth=32):
+    """Adds the recorder datapath (``cores.recorder``) between data streams and the NVMe hosts
+    ``nvme0`` .. ``nvme<n_ports-1>`` (call after ``add_nvme_port``).
+
+    Parameters
+    ----------
+    record : stream.Endpoint or AXIStreamInterface, optional
+        The user's stream to record (a source: ``data`` of 8..ring-word bits, a power of two;
+        ``keep`` honoured on the ``last`` beat), in clock domain ``record_cd``.
+    replay : stream.Endpoint or AXIStreamInterface, optional
+        Where replayed data goes (a sink of the same kind), in clock domain ``replay_cd``.
+    control_cd : str, optional
+        Clock domain of the hardware control port ``soc.recorder_ctl`` (start, stop, abort,
+        trigger in; busy, overflow, error out); default ``record_cd``.
+    with_test_streams : bool
+        Adds the test pattern source and checker (``recstream`` CSRs), selectable at run time.
+
+    CSRs: ``recorder`` (+ ``recstream``). Constants: ``RECORDER_SLOTS``, ``RECORDER_WORD_BYTES``,
+    ``REC_INPUT_PATTERN``/``REC_INPUT_USER``/``REC_OUTPUT_CHECKER``/``REC_OUTPUT_USER`` (-1: absent),
+    ``REC_USER_RECORD_BITS``/``REC_USER_REPLAY_BITS``, the modes and status codes (REC_*).
     """
-    from literecorder.cores.recorder.core import RecorderCore, RecorderTestStreams
+    from literecorder.cores.recorder.core import RecorderCore
+    from literecorder.cores.recorder.stream import RecordPort, ReplayPort, ControlPort
+    from literecorder.cores.recorder.pattern import TestStreams
+    from literecorder.cores.recorder.common import export_constants
+    from litex.soc.interconnect.axi import AXIStreamInterface
 
+    if record is None and replay is None and not with_test_streams:
+        raise ValueError("add_recorder: no stream to record or replay (give record/replay or with_test_streams)")
     wr_port = soc.sdram.crossbar.get_port(mode="write")
     rd_port = soc.sdram.crossbar.get_port(mode="read")
-    rec = RecorderCore(wr_port, rd_port, n_ports=n_ports, slots=slots)
+    dw      = wr_port.data_width
+
+    # Ports: index 0 = test streams (when present), then the user's.
+    rec_ports, play_ports = [], []
+    if with_test_streams:
+        streams = TestStreams(dw)
+        streams.add_csr()
+        soc.recstream = streams
+        p = RecordPort(dw, dw, "sys", depth=fifo_depth)
+        soc.comb += streams.source.connect(p.sink)
+        rec_ports.append(("pattern", p))
+        q = ReplayPort(dw, dw, "sys")
+        soc.comb += q.source.connect(streams.sink)
+        play_ports.append(("checker", q))
+    if record is not None:
+        width, has_keep = _user_stream("record", record)
+        p = RecordPort(width, dw, record_cd, depth=fifo_depth)
+        soc.comb += [
+            p.sink.valid.eq(record.valid), record.ready.eq(p.sink.ready), p.sink.last.eq(record.last),
+            p.sink.data.eq(record.data),
+            p.sink.keep.eq(record.keep if has_keep else 2**max(width//8, 1) - 1),
+        ]
+        rec_ports.append(("user", p))
+    if replay is not None:
+        width, has_keep = _user_stream("replay", replay)
+        q = ReplayPort(width, dw, replay_cd, depth=fifo_depth)
+        soc.comb += [
+            replay.valid.eq(q.source.valid), q.source.ready.eq(replay.ready), replay.last.eq(q.source.last),
+            replay.data.eq(q.source.data),
+        ]
+        if has_keep:
+            soc.comb += replay.keep.eq(q.source.keep)
+        play_ports.append(("user", q))
+
+    rec = RecorderCore(wr_port, rd_port, n_ports=n_ports, slots=slots,
+        n_inputs=max(len(rec_ports), 1), n_outputs=max(len(play_ports), 1))
     rec.add_csr()
     soc.recorder = rec
+    if with_test_streams:
+        soc.comb += streams.run.eq(rec.restart)
+    for i, (name, p) in enumerate(rec_ports):
+        setattr(soc, f"recorder_in_{name}", p)
+        soc.comb += [p.source.connect(rec.inputs[i]), p.drop.eq(rec.drop), p.clear.eq(rec.restart)]
+    for i, (name, q) in enumerate(play_ports):
+        setattr(soc, f"recorder_out_{name}", q)
+        soc.comb += rec.outputs[i].connect(q.sink)
     for i in range(n_ports):
         host = getattr(soc, f"nvme{i}")
         soc.comb += [
             rec.req[i].connect(host.ext_sink),
             host.ext_source.connect(rec.cpl[i]),
         ]
-    if sink is None or source is None:
-        streams = RecorderTestStreams(rec.data_width)
-        streams.add_csr()
-        soc.recstream = streams
-        sink   = streams.source if sink   is None else sink
-        source = streams.sink   if source is None else source
+
+    # Hardware control port (user's clock domain).
+    ctl = ControlPort(control_cd or record_cd)
+    soc.recorder_ctl = ctl
     soc.comb += [
-        sink.connect(rec.sink),
-        rec.source.connect(source),
+        rec.hw_start.eq(ctl.sys_start), rec.hw_stop.eq(ctl.sys_stop),
+        rec.hw_abort.eq(ctl.sys_abort), rec.hw_trigger.eq(ctl.sys_trigger),
+        ctl.sys_busy.eq(rec.busy), ctl.sys_running.eq(rec.running), ctl.sys_overflow.eq(rec.overflow),
+        ctl.sys_error.eq(rec.error),
     ]
+
+    # Constants for the BIOS.
+    names_in  = [n for n, _ in rec_ports]
+    names_out = [n for n, _ in play_ports]
     soc.add_constant("RECORDER_SLOTS",      slots)
-    soc.add_constant("RECORDER_WORD_BYTES", rec.data_width//8)
+    soc.add_constant("RECORDER_WORD_BYTES", dw//8)
+    soc.add_constant("RECORDER_LOG_DEPTH",  rec.log_depth)
+    soc.add_constant("REC_INPUT_PATTERN",   names_in.index("pattern")  if "pattern" in names_in  else -1)
+    soc.add_constant("REC_INPUT_USER",      names_in.index("user")     if "user"    in names_in  else -1)
+    soc.add_constant("REC_OUTPUT_CHECKER",  names_out.index("checker") if "checker" in names_out else -1)
+    soc.add_constant("REC_OUTPUT_USER",     names_out.index("user")    if "user"    in names_out else -1)
+    soc.add_constant("REC_USER_RECORD_BITS", _user_stream("record", record)[0] if record is not None else 0)
+    soc.add_constant("REC_USER_REPLAY_BITS", _user_stream("replay", replay)[0] if replay is not None else 0)
+    export_constants(soc)
     return rec

@@ -12,6 +12,7 @@ from litex.build.sim import SimPlatform
 
 _io = [
     ("sys_clk", 0, Pins(1)),
+    ("adc_clk", 0, Pins(1)),     # Clock of the simulated user streams (ADC/DAC), 100 MHz.
     ("sys_rst", 0, Pins(1)),
     ("serial", 0,
         Subsignal("source_valid", Pins(1)),
@@ -50,9 +51,18 @@ def pcie_sim_io(index, data_width):
         Subsignal("ltssm",      Pins(6)),   # LTSSM state (Xilinx encoding, 0x10 = L0).
     )
 
+# Run-time options of the simulated ADC/DAC (sim module `simio`, soc/sim_io.py).
+_simio = ("simio", 0,
+    Subsignal("adc_enable",       Pins(1)),
+    Subsignal("adc_rate",         Pins(16)),
+    Subsignal("adc_beats",        Pins(64)),
+    Subsignal("adc_seed",         Pins(32)),
+    Subsignal("dac_backpressure", Pins(1)),
+)
+
 # Platform -----------------------------------------------------------------------------------------
 
 class LiteRecorderSimPlatform(SimPlatform):
     def __init__(self, n_pcie_ports=0, pcie_data_width=256):
-        io = list(_io) + [pcie_sim_io(i, pcie_data_width) for i in range(n_pcie_ports)]
+        io = list(_io) + [_simio] + [pcie_sim_io(i, pcie_data_width) for i in range(n_pcie_ports)]
         SimPlatform.__init__(self, "SIM", io)

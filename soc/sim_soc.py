@@ -3,10 +3,11 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""LiteRecorder SoC for the full-system Verilator simulation.
+"""LiteRecorder SoC for the full-system Verilator simulation: the recorder SoC of
+``soc/recorder_soc.py`` with the simulation's clock, DRAM PHY model and TLP ports.
 
     +-----------+   wishbone   +----------+        +----------------+
-    | VexRiscv  |--------------| LiteDRAM |--------| SDRAM PHY model|  (DDR3, 64-bit)
+    | VexRiscv  |--------------| LiteDRAM |--------| SDRAM PHY model|  (DDR3/DDR4, 64-bit)
     | + BIOS    |              +----------+        +----------------+
     +-----------+
          |   CSRs
@@ -16,104 +17,140 @@
 
 The declared ``sys_clk_freq`` is the modeled hardware clock: the BIOS's timer and every figure it
 prints count cycles of this clock.
+
+``dram``: ``"sim"`` (default) is a 64-bit DDR3 model (MT41K128M16 chips) at the simulation's clock;
+a board name (``"kc705"``, ``"kcu105"``, ``"zcu106"``) models that board's DRAM: its module, width
+and memory type through the same 1:4 PHY at the board's system clock (which the simulation then
+runs at), so the DRAM bandwidth, and what the recorder reaches with several SSDs, are the board's.
 """
 
 from migen import *
 
 from litex.gen import *
 
-from litex.soc.integration.soc_core import SoCCore
 from litex.build.io import CRG
 
 from litedram import modules as litedram_modules
 from litedram.phy.model import sdram_module_nphases
-from litedram.core.controller import ControllerSettings
 
 from literecorder.soc.sim_platform import LiteRecorderSimPlatform
-from literecorder.soc.recorder import RecorderConfig
+from literecorder.soc.recorder_soc import LiteRecorderSoC
+from literecorder.soc.recorder import RECORDER_SLOTS
 from literecorder.soc.sim_dram import FastSDRAMPHYModel
+from literecorder.soc.boards import BOARDS, board
+
+SIM_DRAM = dict(memtype="DDR3", module="MT41K128M16", data_width=64, size=None,
+    desc="DDR3 model, 4 x MT41K128M16, 64-bit")
+
+# The model's memory is allocated whole by Verilator: modules larger than this keep their timings,
+# banks and columns (what the bandwidth depends on) but fewer rows.
+SIM_DRAM_MAX_BYTES = 1 << 30
+
+def dram_choices():
+    return ["sim"] + sorted(BOARDS)
+
+def sim_dram(dram, sys_clk_freq):
+    """(settings dict, sys_clk_freq) of a ``--dram`` choice; a board imposes its system clock."""
+    if dram == "sim":
+        return SIM_DRAM, sys_clk_freq
+    if dram not in BOARDS:
+        raise ValueError(f"--dram {dram}: allowed are {', '.join(dram_choices())}")
+    b = board(dram)
+    if sys_clk_freq is not None and int(sys_clk_freq) != int(b["sys_clk_freq"]):
+        raise ValueError(f"--dram {dram} models the {b['name']}'s DRAM through a 1:4 PHY at its system "
+            f"clock of {b['sys_clk_freq']/1e6:g} MHz (1000 MT/s); --sys-clk-freq "
+            f"{sys_clk_freq/1e6:g} MHz contradicts it (leave it out)")
+    return b["dram"], b["sys_clk_freq"]
+
+def _model_module(name, sys_clk_freq, data_width):
+    cls   = getattr(litedram_modules, name)
+    size  = cls.nbanks*cls.nrows*cls.ncols*data_width//8   # One data_width word per column.
+    if size > SIM_DRAM_MAX_BYTES:
+        cls = type(name + "Sim", (cls,), dict(nrows=cls.nrows*SIM_DRAM_MAX_BYTES//size))
+    rate = "1:{}".format(sdram_module_nphases[cls.memtype])
+    return cls(sys_clk_freq, rate)
 
 # Simulation SoC -----------------------------------------------------------------------------------
 
-class LiteRecorderSimSoC(SoCCore):
+class LiteRecorderSimSoC(LiteRecorderSoC):
     def __init__(self,
         sys_clk_freq     = int(200e6),
-        sdram_module     = "MT41K128M16",
-        sdram_data_width = 64,
+        dram             = "sim",
         n_ssds           = 1,
         pcie_data_width  = 256,
         chunk_size       = 128*1024,
+        ring_slots       = RECORDER_SLOTS,
+        link             = (3, 4),
+        input_width      = 256,
+        with_test_streams = True,
         **kwargs):
-        # Parameters -------------------------------------------------------------------------------
+        self.dram_settings, sys_clk_freq = sim_dram(dram, sys_clk_freq)
+        self.link              = link
+        self.input_width       = input_width
+        self.with_test_streams = with_test_streams
         if not (1 <= n_ssds <= 8):
             raise ValueError(f"n_ssds={n_ssds}: between 1 and 8 SSDs are supported")
-        self.recorder_config = RecorderConfig(
-            sys_clk_freq    = sys_clk_freq,
-            n_ssds          = n_ssds,
-            pcie_data_width = pcie_data_width,
-            chunk_size      = chunk_size,
-        )
 
         # Platform / CRG ---------------------------------------------------------------------------
         platform = LiteRecorderSimPlatform(n_pcie_ports=n_ssds, pcie_data_width=pcie_data_width)
         self.crg = CRG(platform.request("sys_clk"))
 
-        # SoCCore ----------------------------------------------------------------------------------
-        kwargs.setdefault("cpu_type",             "vexriscv")
-        kwargs.setdefault("uart_name",            "sim")
-        kwargs.setdefault("integrated_rom_size",  0x20000)
-        kwargs.setdefault("integrated_sram_size", 0x4000)
-        kwargs.setdefault("timer_uptime",         True)
-        SoCCore.__init__(self, platform, clk_freq=sys_clk_freq,
-            ident                    = "LiteRecorder simulation",
-            integrated_main_ram_size = 0,
+        # Recorder SoC -----------------------------------------------------------------------------
+        kwargs.setdefault("uart_name", "sim")
+        LiteRecorderSoC.__init__(self, platform, sys_clk_freq,
+            ident           = "LiteRecorder simulation",
+            n_ssds          = n_ssds,
+            pcie_data_width = pcie_data_width,
+            chunk_size      = chunk_size,
+            ring_slots      = ring_slots,
             **kwargs)
 
-        # LiteDRAM with the SDRAM PHY model (board-like DDR3, 64-bit) ------------------------------
-        module_cls  = getattr(litedram_modules, sdram_module)
-        sdram_rate  = "1:{}".format(sdram_module_nphases[module_cls.memtype])
-        module      = module_cls(sys_clk_freq, sdram_rate)
-        self.sdrphy = FastSDRAMPHYModel(
-            module     = module,
-            data_width = sdram_data_width,
-            clk_freq   = sys_clk_freq)
-        self.add_sdram("sdram",
-            phy           = self.sdrphy,
-            module        = module,
-            l2_cache_size = 8192,
-            # Recording and replaying write and read the DRAM at the same rate (stream + SSD):
-            # equal read/write windows of the controller (LiteDRAM's default favours reads 32/16).
-            controller_settings = ControllerSettings(read_time=32, write_time=32))
         # Short BIOS memtest: the simulated DRAM is large, the boot must stay fast.
         self.add_constant("MEMTEST_DATA_SIZE", 8*1024)
         self.add_constant("MEMTEST_ADDR_SIZE", 8*1024)
-
-        # No boot sequence (serialboot waits seconds of modeled time): straight to the prompt.
-        self.add_config("BIOS_NO_BOOT")
         self.add_config("BIOS_NO_CRC")
-
-        # DRAM test-pattern engine (fills/checks buffers at DRAM speed) ------------------------------
-        from literecorder.cores.recorder.pattern import DRAMPatternEngine
-        self.drampat = DRAMPatternEngine(
-            wr_port = self.sdram.crossbar.get_port(mode="write"),
-            rd_port = self.sdram.crossbar.get_port(mode="read"))
-        self.drampat.add_csr()
-        self.add_constant("DRAMPAT_WORD_BYTES", self.drampat.writer.port.data_width//8)
 
         # Simulation debug (finish / trace control from the BIOS) ----------------------------------
         platform.add_debug(self, reset=0)
 
-        # PCIe root ports, one simulated SSD each ----------------------------------------------------
+        # The simulated ADC produces while the recorder runs (unless a subclass gave its own streams).
+        if hasattr(self, "simio"):
+            self.comb += self.simio.run.eq(self.recorder_ctl.running)
+
+    def init_rom(self, name, contents=[], auto_size=True):
+        # The ROM keeps its declared size (LiteX shrinks it to the BIOS by default): a BIOS change
+        # then leaves the Verilog unchanged and needs no new Verilator build.
+        LiteRecorderSoC.init_rom(self, name, contents, auto_size=False)
+
+    # Target hooks ---------------------------------------------------------------------------------
+    def create_sdram_phy(self):
+        d = self.dram_settings
+        module = _model_module(d["module"], self.sys_clk_freq, d["data_width"])
+        self.sdrphy = FastSDRAMPHYModel(
+            module     = module,
+            data_width = d["data_width"],
+            clk_freq   = self.sys_clk_freq)
+        return self.sdrphy, module, {}
+
+    def create_pcie_phy(self, index):
         from literecorder.cores.pcie.sim_phy import SimRootPortPHY
-        from literecorder.soc.recorder import add_nvme_port
-        for i in range(n_ssds):
-            phy = SimRootPortPHY(platform.request("pcie", i), data_width=pcie_data_width)
-            setattr(self, f"pcie{i}_phy", phy)
-            add_nvme_port(self, i, phy)
+        return SimRootPortPHY(self.platform.request("pcie", index),
+            data_width=self.recorder_config.pcie_data_width)
 
-        # Recorder datapath: LiteDRAM ring between the test streams and the SSDs -------------------
-        from literecorder.soc.recorder import add_recorder
-        add_recorder(self, n_ports=n_ssds)
+    def pcie_link(self):
+        # The simulated SSD's link is a run-time option (--link); the budget assumes its default.
+        return self.link
 
-        # Recorder configuration exported to the BIOS ----------------------------------------------
-        self.recorder_config.export(self)
+    def recorder_streams(self):
+        # Simulated user streams (ADC records, DAC replays) in their own clock domain, besides the
+        # test pattern source/checker (unless with_test_streams=False).
+        from migen.genlib.resetsync import AsyncResetSynchronizer
+        from literecorder.soc.sim_io import SimStreamFixture
+        self.cd_adc = ClockDomain()
+        self.comb += self.cd_adc.clk.eq(self.platform.request("adc_clk"))
+        self.specials += AsyncResetSynchronizer(self.cd_adc, ResetSignal("sys"))
+        self.simio = SimStreamFixture(self.platform.request("simio"), self.input_width, cd="adc")
+        return dict(
+            record = self.simio.adc.source, record_cd = "adc",
+            replay = self.simio.dac.sink,   replay_cd = "adc",
+            with_test_streams = self.with_test_streams)

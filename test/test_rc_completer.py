@@ -47,7 +47,8 @@ class Harness(Module):
         self.phy = phy = PHYStub(dw)
         self.phy_tx, self.phy_rx = phy.sink, phy.source
         self.submodules.rc = rc = RCRootComplex(phy, buffer_beats=buffer_beats)
-        self.submodules.sram = SRAMWindow(rc.add_window("sram", SRAM_BASE, SRAM_SIZE, on_chip=True))
+        self.sram_w = rc.add_window("sram", SRAM_BASE, SRAM_SIZE, on_chip=True)
+        self.submodules.sram = SRAMWindow(self.sram_w)
         self.mdl = rc.add_window("mdl", MDL_BASE, MDL_SIZE)
         self.ro  = rc.add_window("ro", RO_BASE, RO_SIZE, writable=False)
         self.roc = rc.add_window("roc", ROC_BASE, ROC_SIZE, writable=False, on_chip=True)
@@ -331,3 +332,60 @@ def test_cqe_at_every_offset_of_a_beat():
         ref[0x100 + 16*k: 0x100 + 16*k + 16] = payload_bytes(cqe)
     run(Harness(), rng, tlps, mem)
     assert mem.data[MDL_BASE] == ref
+
+def test_a_write_waits_until_the_other_windows_writes_are_in_memory():
+    """PCIe orders posted writes: an NVMe read's data queued for LiteDRAM must be in memory before its
+    completion entry lands in the on-chip CQ. The off-chip window here accepts write beats at once and
+    applies them 30-60 cycles later (its `drained` is low meanwhile); each write to the on-chip window
+    must start only after every earlier write to the off-chip window was applied."""
+    rng = random.Random(21)
+    mem = Memory(rng)
+    h   = Harness()
+    tlps, order = [], []
+    for i in range(6):
+        n = rng.randint(8, 64)
+        tlps.append(TLP("mwr32", n, random_payload(rng, n), adr=MDL_BASE + 0x400*i))
+        tlps.append(TLP("mwr32", 4, random_payload(rng, 4), adr=SRAM_BASE + 0x10*i))
+        order += ["mdl", "sram"]
+    applied, sram_first = [], []
+    @passive
+    def slow_window():
+        w, bb, buf = h.mdl, DW//8, mem.data[MDL_BASE]
+        pending, cycle, beats_seen = [], 0, 0
+        while True:
+            if (yield w.wr.valid) and (yield w.wr.ready):
+                adr, dat, be, last = (yield w.wr.adr), (yield w.wr.dat), (yield w.wr.be), (yield w.wr.last)
+                pending.append((cycle + rng.randint(30, 60), adr, dat, be, last))
+            while pending and pending[0][0] <= cycle:
+                _, adr, dat, be, last = pending.pop(0)
+                for b in range(bb):
+                    if be >> b & 1:
+                        buf[adr*bb + b] = (dat >> (8*b)) & 0xff
+                if last:
+                    applied.append(cycle)
+            yield w.wr.ready.eq(1)
+            yield w.drained.eq(len(pending) == 0)
+            yield
+            cycle += 1
+    @passive
+    def sram_monitor():
+        cycle, in_tlp = 0, False
+        while True:
+            if (yield h.sram_w.wr.valid) and (yield h.sram_w.wr.ready):
+                if not in_tlp:
+                    sram_first.append(cycle)
+                in_tlp = not (yield h.sram_w.wr.last)
+            yield
+            cycle += 1
+    out, done = [], []
+    def ctrl():
+        yield h.cpl.enable.eq(1)
+        yield h.cpl.mps_log2.eq(8)
+        yield
+    run_simulation(h, [ctrl(), send_tlps(h, tlps, rng, gaps=0, done=done), collect_tlps(h, rng, out, done),
+        slow_window(), sram_monitor()])
+    assert len(applied) == 6 and len(sram_first) == 6
+    for i in range(6):
+        assert sram_first[i] > applied[i], f"write {i} to the on-chip window at cycle {sram_first[i]} " \
+            f"before the off-chip write was in memory (cycle {applied[i]})"
+    assert h.counts["wr_bytes"] == sum(4*t.length for t in tlps)

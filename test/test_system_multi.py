@@ -106,17 +106,17 @@ def test_recording_is_striped_over_both_drives(sim):
         assert send_control(sim.devices[port][1]["ctl_path"], "fault clear all").startswith("ok")
         assert result(sim.cmd(f"nvme_init {port}"), "nvme_init")["ok"] == "1"
     seed, mib, chunk = 0xabc, 4, 128*1024
-    out = sim.cmd(f"rec_record 2000 {mib} seed={seed} ports=all", timeout=600)
+    out = sim.cmd(f"rec_record 2048 {mib} seed={seed} ports=all", timeout=600)
     r = result(out, "rec_record")
     assert (r["ok"], r["ports"], r["chunks"]) == ("1", "2", str(mib*8)), out
     assert "to nvme0+nvme1" in out
-    # Chunk k of the stream is on drive k % 2, at LBA 2000 + (k // 2) * 256.
+    # Chunk k of the stream is on drive k % 2, at LBA 2048 + (k // 2) * 256.
     for k in range(mib*8):
-        data = read_ns(sim, k % 2, 2000 + (k//2)*256, 256)
+        data = read_ns(sim, k % 2, 2048 + (k//2)*256, 256)
         assert data == pattern_bytes(seed, chunk, first_word=k*chunk//4), f"chunk {k}"
-    out = sim.cmd(f"rec_replay 2000 {mib} seed={seed} ports=all", timeout=600)
+    out = sim.cmd(f"rec_replay 2048 {mib} seed={seed} ports=all", timeout=600)
     r = result(out, "rec_replay")
     assert (r["ok"], r["errors"], r["bytes"]) == ("1", "0", str(mib << 20)), out
     # One drive alone holds only every other chunk: replaying it alone fails from its second chunk.
-    r = result(sim.cmd(f"rec_replay 2000 {mib} seed={seed} ports=1", timeout=600), "rec_replay")
+    r = result(sim.cmd(f"rec_replay 2048 {mib} seed={seed} ports=1", timeout=600), "rec_replay")
     assert r["ok"] == "1" and r["first_error"] == "0" and int(r["errors"]) > 0

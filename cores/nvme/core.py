@@ -32,8 +32,9 @@ SRC_CPU, SRC_GEN, SRC_EXT = range(3)
 
 class NVMeRequestGenerator(LiteXModule):
     """``count`` requests of ``blocks`` blocks: sequential from ``lba_base``, or random (aligned on
-    ``blocks``, a power of two) in [lba_base, lba_base + lba_mask]; buffers cycle in the DRAM ring
-    [adr_base, adr_base + adr_mask]."""
+    ``blocks``, a power of two) in [lba_base, lba_base + lba_mask], and below ``lba_base +
+    lba_limit`` when ``lba_limit`` is not 0 (a draw beyond it is skipped: any span, not only powers of
+    two); buffers cycle in the DRAM ring [adr_base, adr_base + adr_mask]."""
     def __init__(self):
         self.source   = source = stream.Endpoint(request_layout())
         self.start    = Signal()
@@ -41,6 +42,7 @@ class NVMeRequestGenerator(LiteXModule):
         self.random   = Signal()
         self.lba_base = Signal(64)
         self.lba_mask = Signal(64)
+        self.lba_limit = Signal(64)
         self.blocks   = Signal(32)
         self.count    = Signal(32)
         self.adr_base = Signal(32)
@@ -57,7 +59,12 @@ class NVMeRequestGenerator(LiteXModule):
         req_bytes = lba_bytes(self, self.blocks, self.lba_shift, 32)
         offset = Signal(32)   # Byte offset in the buffer ring.
         rnd    = Signal(64)
+        draw   = Signal()   # The random LBA is in the span (always, for sequential requests).
+        lfsr_next = Signal(32)
         self.comb += [
+            # Galois LFSR, x^32 + x^22 + x^2 + x + 1.
+            lfsr_next.eq(Mux(lfsr[0], (lfsr >> 1) ^ 0x80200003, lfsr >> 1)),
+            draw.eq(~self.random | (self.lba_limit == 0) | (rnd < self.lba_limit)),
             # Random offset aligned on the request size (a power of two).
             rnd.eq(Cat(lfsr, lfsr ^ 0x5bd1e995) & self.lba_mask & ~(self.blocks - 1)),
             source.op.eq(self.op),
@@ -65,7 +72,7 @@ class NVMeRequestGenerator(LiteXModule):
             source.blocks.eq(self.blocks),
             source.adr.eq(self.adr_base + (offset & self.adr_mask)),
             source.id.eq(self.issued[:16]),
-            source.valid.eq(self.busy),
+            source.valid.eq(self.busy & draw),
         ]
         self.sync += [
             If(self.start,
@@ -78,9 +85,10 @@ class NVMeRequestGenerator(LiteXModule):
                 self.issued.eq(self.issued + 1),
                 seq.eq(seq + self.blocks),
                 offset.eq(offset + req_bytes),
-                # Galois LFSR, x^32 + x^22 + x^2 + x + 1.
-                lfsr.eq(Mux(lfsr[0], (lfsr >> 1) ^ 0x80200003, lfsr >> 1)),
+                lfsr.eq(lfsr_next),
                 If(self.issued + 1 == self.count, self.busy.eq(0)),
+            ).Elif(self.busy & ~draw,
+                lfsr.eq(lfsr_next),
             )
         ]
 
@@ -100,29 +108,27 @@ class NVMeStatistics(LiteXModule):
         self.lat_sum   = Signal(64)
         self.lat_max   = Signal(32)
         self.errors    = Signal(64)
-        self.elapsed   = Signal(64)    # Cycles from `clear` to the last completion.
+        self.cycles    = Signal(64)   # Cycles since ``clear``.
+        self.t_last    = Signal(64)   # ``cycles`` at the last completion: the elapsed time.
 
         # # #
 
-        cycles = Signal(64)            # Cycles since `clear`.
         cpl_bytes = lba_bytes(self, sink.blocks, self.lba_shift, 32)
         self.comb += sink.connect(source)
         self.sync += [
             If(self.clear,
                 self.commands.eq(0), self.bytes.eq(0), self.lat_sum.eq(0), self.lat_max.eq(0),
-                self.errors.eq(0), self.elapsed.eq(0), cycles.eq(0),
-            ).Else(
-                cycles.eq(cycles + 1),
-                If(sink.valid & sink.ready,
-                    self.commands.eq(self.commands + 1),
-                    If((sink.op == OP_READ) | (sink.op == OP_WRITE),
-                        self.bytes.eq(self.bytes + cpl_bytes)),
-                    self.lat_sum.eq(self.lat_sum + sink.latency),
-                    If(sink.latency > self.lat_max, self.lat_max.eq(sink.latency)),
-                    If(sink.status[:11] != 0, self.errors.eq(self.errors + 1)),
-                    self.elapsed.eq(cycles + 1),
-                )
-            )
+                self.errors.eq(0), self.cycles.eq(0), self.t_last.eq(0),
+            ).Elif(sink.valid & sink.ready,
+                self.commands.eq(self.commands + 1),
+                If((sink.op == OP_READ) | (sink.op == OP_WRITE),
+                    self.bytes.eq(self.bytes + cpl_bytes)),
+                self.lat_sum.eq(self.lat_sum + sink.latency),
+                If(sink.latency > self.lat_max, self.lat_max.eq(sink.latency)),
+                If(sink.status[:11] != 0, self.errors.eq(self.errors + 1)),
+                self.t_last.eq(self.cycles),
+            ),
+            If(~self.clear, self.cycles.eq(self.cycles + 1)),
         ]
 
 # NVMe Host ----------------------------------------------------------------------------------------
@@ -283,6 +289,7 @@ class NVMeHost(LiteXModule):
         ]
         storage("gen_lba",     64, "First LBA.", 0, gen.lba_base)
         storage("gen_mask",    64, "Random LBA range - 1 (power of two - 1).", 0, gen.lba_mask)
+        storage("gen_limit",   64, "Random LBA span (0: the mask's): draws at or beyond it are skipped.", 0, gen.lba_limit)
         storage("gen_blocks",  32, "Blocks per request.", 0, gen.blocks)
         storage("gen_count",   32, "Requests.", 0, gen.count)
         storage("gen_adr",     32, "Buffer ring base (bus address).", 0, gen.adr_base)
@@ -297,4 +304,4 @@ class NVMeHost(LiteXModule):
         status("st_lat_sum",  st.lat_sum, "Sum of command latencies (cycles).")
         status("st_lat_max",  st.lat_max, "Maximum command latency (cycles).")
         status("st_errors",   st.errors, "Commands completed with an error status.")
-        status("st_elapsed",  st.elapsed, "Cycles from stats_clear to the last completion.")
+        status("st_elapsed",  st.t_last, "Cycles from stats_clear to the last completion.")

@@ -288,6 +288,8 @@ class NVMeCompletionPoller(LiteXModule):
         self.scan     = Signal()
         self.scan_adr = Signal(cid_bits)
         self.scan_dat = Signal(_width(SLOT_LAYOUT))
+        self.expire     = Signal()       # Pulse: complete ``expire_cid`` with the timeout status.
+        self.expire_cid = Signal(cid_bits)
         # Outputs.
         self.head     = head = Signal(qbits)
         self.sq_head  = Signal(qbits)    # SQ head reported by the last CQE.
@@ -383,7 +385,18 @@ class NVMeCompletionPoller(LiteXModule):
                 NextValue(head, head_next),
                 If(head_next == 0, NextValue(phase, ~phase)),
                 NextState("EMIT")
+            ).Elif(self.expire,
+                NextValue(c_cid, self.expire_cid),
+                NextValue(c_status, NVME_STATUS_TIMEOUT),
+                NextState("TIMEOUT")
             )
+        )
+        # A timed-out command completes like any other (its slot freed, the consumer told): the
+        # recorder or the CPU waiting for it sees the failure.
+        fsm.act("TIMEOUT",
+            self.busy.eq(1),
+            slot_rd.adr.eq(c_cid[:cid_bits]),
+            NextState("EMIT")
         )
         fsm.act("EMIT",
             self.busy.eq(1),
@@ -455,7 +468,9 @@ class NVMeDoorbells(LiteXModule):
 class NVMeTimeoutScan(LiteXModule):
     """Command timeout: no completion for ``timeout`` cycles while commands are outstanding. Then the
     slot table is scanned for the oldest outstanding command (``found`` pulses with each older one:
-    ``lba``, ``op``, ``cid``) and ``expired`` pulses at the end of the scan."""
+    ``lba``, ``op``, ``cid``) and ``expired`` pulses at the end of the scan, with ``expire`` and
+    ``expire_cid`` when an outstanding command was found: the poller completes it with the timeout
+    status."""
     def __init__(self, entries):
         cid_bits = log2_int(entries)
         self.timeout     = Signal(32)     # 0: off.
@@ -472,6 +487,8 @@ class NVMeTimeoutScan(LiteXModule):
         self.op          = Signal(3)
         self.cid         = Signal(cid_bits)
         self.expired     = Signal()
+        self.expire      = Signal()
+        self.expire_cid  = Signal(cid_bits)
 
         # # #
 
@@ -493,11 +510,15 @@ class NVMeTimeoutScan(LiteXModule):
             self.cid.eq(idx_r),
             self.scan_adr.eq(idx[:cid_bits]),
         ]
+        any_found = Signal()
+        found_cid = Signal(cid_bits)
+        self.comb += self.expire_cid.eq(Mux(self.found, idx_r, found_cid))
         self.fsm = fsm = FSM(reset_state="WATCH")
         fsm.act("WATCH",
             If((self.timeout != 0) & (watchdog >= self.timeout) & ~self.stopped,
                 NextValue(idx, 0),
                 NextValue(oldest, 0),
+                NextValue(any_found, 0),
                 NextState("READ")
             )
         )
@@ -515,9 +536,13 @@ class NVMeTimeoutScan(LiteXModule):
             If(slot["valid"] & (age >= oldest),
                 self.found.eq(1),
                 NextValue(oldest, age),
+                NextValue(any_found, 1),
+                NextValue(found_cid, idx_r),
             ),
             If(idx == entries,
+                # The poller is idle (the scan holds it): it takes the oldest command now.
                 self.expired.eq(1),
+                self.expire.eq(any_found | self.found),
                 NextState("WATCH")
             ).Else(
                 NextState("READ")
@@ -710,6 +735,8 @@ class _NVMeQueueEngineCore(LiteXModule):
             tmo.busy.eq(poll.busy),
             poll.scan_adr.eq(tmo.scan_adr),
             tmo.scan_dat.eq(poll.scan_dat),
+            poll.expire.eq(tmo.expire),
+            poll.expire_cid.eq(tmo.expire_cid),
         ]
 
         # Shared state: commands outstanding, counters, the error report (first error only).

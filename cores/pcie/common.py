@@ -102,9 +102,11 @@ class DwordAligner(LiteXModule):
         n_in   = Signal(10)
         n_out  = Signal(10)
         end    = Signal(lbit + 1)    # Dwords of the last output beat (1..ndw).
+        diff   = Signal(lbit + 1)    # out_offset - in_offset: its borrow says `prime`.
         self.comb += [
-            k.eq(cmd.out_offset - cmd.in_offset),
-            prime.eq(cmd.in_offset > cmd.out_offset),
+            diff.eq(cmd.out_offset - cmd.in_offset),
+            k.eq(diff[:lbit]),
+            prime.eq(diff[lbit]),
             n_in.eq((cmd.in_offset  + cmd.length + ndw - 1) >> lbit),
             n_out.eq((cmd.out_offset + cmd.length + ndw - 1) >> lbit),
             end.eq((cmd.out_offset + cmd.length - 1)[:lbit] + 1),
@@ -141,8 +143,9 @@ class DwordAligner(LiteXModule):
             cmd.ready.eq(source.valid & source.ready & source.last),
         ]
         for i in range(ndw):
-            self.comb += source.dwords[i].eq((~source.first | (i >= cmd.out_offset)) &
-                                             (~source.last  | (i <  end)))
+            # (The last dword of a beat is always at or after the start offset.)
+            at_start = (i >= cmd.out_offset) if i < ndw - 1 else Constant(1, 1)
+            self.comb += source.dwords[i].eq((~source.first | at_start) & (~source.last | (i < end)))
         self.sync += [
             If(sink.valid & sink.ready,
                 prev.eq(sink.dat),

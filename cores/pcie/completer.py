@@ -36,6 +36,9 @@ from litex.soc.interconnect import stream
 
 from litepcie.common import phy_layout
 
+from functools import reduce
+from operator import and_
+
 from literecorder.cores.pcie.common import *
 from literecorder.cores.pcie.tlp import request_header_layout, request_status_layout
 
@@ -165,6 +168,12 @@ class RCCompleter(LiteXModule):
             self.comb += If(hit[i], win_idx.eq(i), offset.eq(hdr.adr[:sb]))
         any_hit = Signal()
         self.comb += any_hit.eq((hit != 0) & self.enable)
+        # PCIe ordering of posted writes across windows: a write starts only when the other windows'
+        # writes are in their memories.
+        others_drained = Signal(reset=1)
+        if nwin > 1:
+            self.comb += Case(win_idx, {i: others_drained.eq(reduce(and_,
+                [v.drained for j, v in enumerate(windows) if j != i])) for i in range(nwin)})
 
         # Write path: payload -> aligner -> window ------------------------------------------------
         self.wr_aligner = wal = DwordAligner(dw)
@@ -280,8 +289,10 @@ class RCCompleter(LiteXModule):
                     NextValue(drop_left, status.beats),
                     NextState("DROP")
                 ).Elif(hdr.we,
-                    ev_wr_ok.eq(1),
-                    NextState("WRITE")
+                    If(others_drained,
+                        ev_wr_ok.eq(1),
+                        NextState("WRITE")
+                    )
                 ).Else(
                     # Read: refused reads still get their (UR) completion.
                     rd_req.valid.eq(1),

@@ -133,17 +133,19 @@ class RCRequester(LiteXModule):
         total = Signal(3)     # Dwords of the TLP.
         self.comb += total.eq(Mux(sel_cpu, cpu_total, 4))
         beat  = Signal()      # Beat of a 2-beat TLP (128-bit datapath).
+        def more_than(i):     # The TLP has more than i dwords (constant 0 beyond total's range).
+            return total > i if i < 2**len(total) - 1 else Constant(0, 1)
         if ndw >= SHORT_TLP_DWORDS:
             self.comb += [
                 source.dat.eq(image),
-                source.be.eq(be_of_dwords(Cat(*[total > i for i in range(ndw)]))),
+                source.be.eq(be_of_dwords(Cat(*[more_than(i) for i in range(ndw)]))),
                 source.first.eq(1),
                 source.last.eq(1),
             ]
         else:
             self.comb += [
                 source.dat.eq(Mux(beat, image[32*ndw:], image[:32*ndw])),
-                source.be.eq(be_of_dwords(Cat(*[Mux(beat, total > ndw + i, total > i) for i in range(ndw)]))),
+                source.be.eq(be_of_dwords(Cat(*[Mux(beat, more_than(ndw + i), more_than(i)) for i in range(ndw)]))),
                 source.first.eq(~beat),
                 source.last.eq(beat | (total <= ndw)),
             ]

@@ -71,6 +71,10 @@ class CompleterWindow:
         self.on_chip    = on_chip
         self.adr_width  = log2_int(size) - log2_int(data_width//8)
         self.wr         = stream.Endpoint(window_wr_layout(self.adr_width, data_width))
+        # Every write accepted so far is in the memory (a window with a write queue drives it):
+        # the completer starts a write to another window only then, so that posted writes become
+        # visible in order (an NVMe read's data in DRAM before its completion entry in the CQ).
+        self.drained    = Signal(reset=1)
         if on_chip:
             self.rd_adr    = Signal(self.adr_width)
             self.rd_dat    = Signal(data_width)
@@ -292,6 +296,9 @@ class DRAMWindow(LiteXModule):
             port.wdata.data.eq(wr.dat_r),
             port.wdata.we.eq(mr.dat_r),
         ]
+        # Drained: every committed word was taken by the port. A TLP's last beat commits its word,
+        # and the completer writes one window at a time: a word left open is never pending here.
+        self.comb += w.drained.eq(wlevel == 0)
         self.sync += [
             wcommit_d.eq(wcommit),
             If(wcommit, wp.eq(wp + 1)),

@@ -3,25 +3,27 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""Recorder datapath: a LiteDRAM ring of chunks between a data stream and the NVMe queue engines.
+"""Recorder datapath: a LiteDRAM ring of chunks between data streams and the NVMe queue engines.
 
 ::
 
-    record:  sink --> FIFO --> LiteDRAM ring (chunk slots) --> NVMe Write requests --> port 0..N-1
-    replay:  NVMe Read requests --> LiteDRAM ring --> source          (chunk k -> port k mod N)
+                   record ports (stream.py)          ring (ring.py)             striping (striping.py)
+    user/test --> packer --> FIFO/CDC --+--> RingWriter --> LiteDRAM --> NVMe Write --> req[0..N-1]
+    streams                             |        ^ slot free      slots.py     cpl[0..N-1]
+                                        |        +------------- SlotTracker <--+
+    user/test <-- unpacker <-- FIFO/CDC <--- RingReader <--- LiteDRAM <-- NVMe Read
+                   replay ports                                 accounting.py: counters, drop log
 
-The ring holds ``slots`` chunks (a chunk is one NVMe command: 4 KiB .. MDTS, 128 KiB and more in
-practice). Chunks are striped round-robin over the enabled ports; each port writes its chunks at
-consecutive LBAs from ``lba_base``. Recording: a chunk is requested once all its words were handed
-to LiteDRAM; its slot is reused once its write completed (slots are freed in order, completions may
-come in any order). Replay: chunks are requested ahead as long as free slots remain, streamed out
-in order as soon as their read completed. No CPU work per chunk: the CPU configures, starts and
-reads the status.
+The ring holds up to ``slots`` chunks (a chunk is one NVMe command). Record: a chunk whose words
+all reached LiteDRAM is written to the next port of the stripe set; its slot is free again once
+the write completed, slots are freed in chunk order (completions come in any order). Replay: reads
+run ahead as long as slots are free, each chunk is streamed out once its read completed. The CPU
+configures and starts (or the hardware ``start`` input does), then only reads the status.
 
-Pattern source and checker (the seed's AXI4-Stream pattern generator/checker): the stream of the
-test pattern of ``cores.recorder.pattern`` (beat ``i`` carries pattern words ``i*n .. i*n+n-1``),
-rate-limited, lossless (waits) or strict (a beat not taken when produced is lost, like an ADC);
-the checker counts differing words, the first error and length errors.
+Recordings end by themselves (fixed size, region full, input ``last``, post-trigger in a ring,
+an error) or by stop/abort (CSR or hardware inputs); the core checks its configuration before it
+starts (the region against the namespace, order, alignment) and reports a status code
+(``common.STATUS_*``).
 """
 
 from migen import *
@@ -31,471 +33,480 @@ from litex.gen import *
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import *
 
-from litedram.frontend.dma import LiteDRAMDMAReader, LiteDRAMDMAWriter
+from literecorder.cores.nvme.common import request_layout, completion_layout
+from literecorder.cores.recorder.common import *
+from literecorder.cores.recorder.slots import SlotTracker
+from literecorder.cores.recorder.ring import RingWriter, RingReader
+from literecorder.cores.recorder.striping import Striper, StripeWalker, TIMEOUT_STATUS
+from literecorder.cores.recorder.accounting import Accounting
 
-from literecorder.cores.nvme.common import request_layout, completion_layout, OP_READ, OP_WRITE
-from literecorder.cores.recorder.pattern import pattern_beat
+# Configuration check ------------------------------------------------------------------------------
 
-# Rate limiter -------------------------------------------------------------------------------------
-
-class _RateTicker(LiteXModule):
-    """``tick`` on average ``rate``/65536 times per cycle (``rate`` 0: every cycle)."""
-    def __init__(self):
-        self.rate = Signal(16)
-        self.tick = Signal()
-        acc = Signal(17)
-        self.comb += self.tick.eq((self.rate == 0) | acc[16])
-        self.sync += acc.eq(acc[:16] + self.rate)
-
-# Pattern Source -----------------------------------------------------------------------------------
-
-class PatternSource(LiteXModule):
-    """``beats`` beats of the test pattern with ``seed`` (0: until ``stop``).
-
-    lossless (``strict`` = 0): a produced beat waits for ``ready`` (up to 16 beats of credit);
-    strict: a beat is offered in the cycle it is produced and lost if not taken (``lost``)."""
-    def __init__(self, data_width):
-        self.source   = source = stream.Endpoint([("data", data_width)])
-        self.start    = Signal()
-        self.stop     = Signal()
-        self.seed     = Signal(32)
-        self.beats    = Signal(32)
-        self.rate     = Signal(16)
-        self.strict   = Signal()
-        self.packet_beats = Signal(32)   # `last` every packet_beats beats (0: no packets).
-        self.busy     = Signal()
-        self.produced = Signal(32)     # Beats produced (taken + lost).
-        self.lost     = Signal(32)
+class _RegionCheck(LiteXModule):
+    """Checks a recording's configuration and computes the region's rows and chunk capacity
+    (sequentially: about 32 + n_ports cycles, no multiplier, no barrel shifter)."""
+    def __init__(self, n_ports):
+        self.start  = Signal()
+        self.busy   = Signal()
+        self.status = Signal(4)              # STATUS_NONE: accepted.
+        self.rows   = Signal(CHUNK_BITS)
+        self.capacity = Signal(CHUNK_BITS)   # Chunks the region holds (rows x ports).
+        # Configuration to check.
+        self.mask = Signal(n_ports)
+        self.first_lba, self.last_lba, self.start_lba, self.nsze = [Signal(64) for _ in range(4)]
+        self.start_port   = Signal(max=max(n_ports, 2))
+        self.chunk_blocks = Signal(32)
+        self.chunk_words  = Signal(32)
+        self.ring_slots   = Signal(16)
+        self.chunks       = Signal(CHUNK_BITS)
+        self.sized        = Signal()          # Fixed size / replay: chunks <= capacity, not 0.
 
         # # #
 
-        self.ticker = ticker = _RateTicker()
-        self.comb += ticker.rate.eq(self.rate)
-        credit = Signal(5)
-        data, stmts = pattern_beat(self.seed, self.produced, data_width)
-        self.comb += stmts + [source.data.eq(data)]
-        pkt = Signal(32)
-        self.comb += source.last.eq((self.packet_beats != 0) & (pkt + 1 == self.packet_beats))
-        self.sync += If(self.start, pkt.eq(0)).Elif(source.valid & (source.ready | self.strict),
-            If(source.last, pkt.eq(0)).Else(pkt.eq(pkt + 1)))
-
-        last = Signal()
-        self.comb += last.eq((self.beats != 0) & (self.produced + 1 == self.beats))
-        self.comb += If(self.busy,
-            If(self.strict,
-                source.valid.eq(ticker.tick)
-            ).Else(
-                source.valid.eq((credit != 0) | ticker.tick)
+        diff = Signal(64)
+        cb   = Signal(32)
+        port = Signal(max=n_ports + 1)
+        pow2 = Signal()
+        self.comb += pow2.eq((self.chunk_blocks != 0) & ((self.chunk_blocks & (self.chunk_blocks - 1)) == 0))
+        misaligned = Signal()
+        self.comb += misaligned.eq(((self.first_lba | self.last_lba | self.start_lba) &
+            (self.chunk_blocks - 1)) != 0)
+        self.fsm = fsm = FSM(reset_state="IDLE")
+        self.comb += self.busy.eq(~fsm.ongoing("IDLE"))
+        fsm.act("IDLE",
+            If(self.start,
+                NextValue(self.status, STATUS_NONE),
+                NextValue(self.capacity, 0),
+                NextState("BASIC")
             )
         )
-        produce = Signal()
-        self.comb += produce.eq(source.valid & (source.ready | self.strict))
-        self.sync += [
-            If(self.start,
-                self.busy.eq(1), self.produced.eq(0), self.lost.eq(0), credit.eq(0),
-            ).Elif(self.stop,
-                self.busy.eq(0),
-            ).Elif(self.busy,
-                If(produce,
-                    self.produced.eq(self.produced + 1),
-                    If(~source.ready, self.lost.eq(self.lost + 1)),
-                    If(last, self.busy.eq(0)),
-                ),
-                # Credits of the lossless mode: ticks not yet turned into a taken beat.
-                If(~self.strict,
-                    If(ticker.tick & ~(source.valid & source.ready),
-                        If(credit != 16, credit.eq(credit + 1))
-                    ).Elif(~ticker.tick & source.valid & source.ready & (credit != 0),
-                        credit.eq(credit - 1)
-                    )
-                ),
+        fsm.act("BASIC",
+            NextValue(diff, self.last_lba - self.first_lba),
+            NextValue(cb, self.chunk_blocks),
+            NextValue(port, 0),
+            If((self.mask == 0) | ~pow2 | (self.chunk_words == 0) | (self.ring_slots < 2) |
+               ~bit(self.mask, self.start_port),
+                NextValue(self.status, STATUS_ERR_CONFIG), NextState("IDLE")
+            ).Elif(self.first_lba > self.last_lba,
+                NextValue(self.status, STATUS_ERR_ORDER), NextState("IDLE")
+            ).Elif(misaligned,
+                NextValue(self.status, STATUS_ERR_ALIGN), NextState("IDLE")
+            ).Elif((self.last_lba + self.chunk_blocks > self.nsze) | (self.last_lba + self.chunk_blocks < self.last_lba) |
+                   (self.start_lba < self.first_lba) | (self.start_lba > self.last_lba),
+                NextValue(self.status, STATUS_ERR_RANGE), NextState("IDLE")
+            ).Else(
+                NextState("ROWS")
             )
-        ]
-
-# Pattern Checker ----------------------------------------------------------------------------------
-
-class PatternChecker(LiteXModule):
-    """Compares incoming beats with the test pattern (``seed``); ``beats`` expected (0: any).
-
-    ``errors``: 32-bit words that differ; ``first_error``: beat index of the first differing beat;
-    ``extra``: beats received beyond ``beats`` (length error); ``checked``: beats received."""
-    def __init__(self, data_width):
-        self.sink        = sink = stream.Endpoint([("data", data_width)])
-        self.start       = Signal()
-        self.seed        = Signal(32)
-        self.beats       = Signal(32)
-        self.checked     = Signal(32)
-        self.errors      = Signal(32)
-        self.first_error = Signal(32)
-        self.extra       = Signal(32)
-
-        # # #
-
-        nw = data_width//32
-        exp, stmts = pattern_beat(self.seed, self.checked, data_width)
-        self.comb += stmts
-        diff = Signal(nw)
-        self.comb += [diff[l].eq(sink.data[32*l:32*(l+1)] != exp[32*l:32*(l+1)]) for l in range(nw)]
-        ndiff = Signal(max=nw + 1)
-        self.comb += ndiff.eq(sum(diff[l] for l in range(nw)))
-        self.comb += sink.ready.eq(1)
-        self.sync += [
-            If(self.start,
-                self.checked.eq(0), self.errors.eq(0), self.first_error.eq(0), self.extra.eq(0),
-            ).Elif(sink.valid,
-                self.checked.eq(self.checked + 1),
-                If((self.beats != 0) & (self.checked >= self.beats),
-                    self.extra.eq(self.extra + 1)
-                ).Elif(diff != 0,
-                    If(self.errors == 0, self.first_error.eq(self.checked)),
-                    self.errors.eq(self.errors + ndiff),
-                ),
+        )
+        # rows = (last - first)/chunk_blocks + 1: shift both until chunk_blocks is 1.
+        fsm.act("ROWS",
+            If(cb == 1,
+                NextValue(self.rows, diff + 1),
+                NextState("CAPACITY")
+            ).Else(
+                NextValue(diff, diff[1:]),
+                NextValue(cb, cb[1:]),
             )
-        ]
+        )
+        fsm.act("CAPACITY",
+            If(port == n_ports,
+                If(self.sized & ((self.chunks == 0) | (self.chunks > self.capacity)),
+                    NextValue(self.status, Mux(self.chunks == 0, STATUS_ERR_CONFIG, STATUS_ERR_RANGE))
+                ),
+                NextState("IDLE")
+            ).Else(
+                If(bit(self.mask, port), NextValue(self.capacity, self.capacity + self.rows)),
+                NextValue(port, port + 1)
+            )
+        )
 
 # Recorder Core ------------------------------------------------------------------------------------
 
-MODE_RECORD, MODE_REPLAY = 0, 1
-
 class RecorderCore(LiteXModule):
-    """Ring of ``slots`` chunks in LiteDRAM between ``sink``/``source`` and ``n_ports`` NVMe hosts.
+    """Ring of ``slots`` chunks in LiteDRAM between record/replay streams and ``n_ports`` NVMe hosts.
 
     Parameters
     ----------
     wr_port, rd_port : LiteDRAMNativePort
-        LiteDRAM ports (write/read) of the ring; their word is the stream's beat.
+        LiteDRAM ports (write/read) of the ring; their width is the ring word.
     n_ports : int
         NVMe ports (``req[i]`` -> ``NVMeHost.ext_sink``, ``NVMeHost.ext_source`` -> ``cpl[i]``).
     slots : int
-        Maximum chunks in the ring (a power of two).
+        Chunks the ring holds at most (the slot tracker's memory).
+    n_inputs, n_outputs : int
+        Record inputs (``inputs[i]``, ring words from a ``RecordPort``) and replay outputs
+        (``outputs[i]``, to a ``ReplayPort``), selected at run time (``input_sel``/``output_sel``).
     """
-    def __init__(self, wr_port, rd_port, n_ports=1, slots=64, fifo_depth=64):
-        assert wr_port.data_width == rd_port.data_width
-        assert slots & (slots - 1) == 0 and slots >= 2
-        dw    = wr_port.data_width
-        aw    = wr_port.address_width
-        sbits = log2_int(slots)
+    def __init__(self, wr_port, rd_port, n_ports=1, slots=4096, n_inputs=1, n_outputs=1, log_depth=512):
+        if wr_port.data_width != rd_port.data_width:
+            raise ValueError("RecorderCore: the write and read ports must have the same width")
+        if not (1 <= n_ports <= 8):
+            raise ValueError(f"RecorderCore: n_ports={n_ports}: 1 to 8 NVMe ports are allowed")
+        if n_inputs < 1 or n_outputs < 1:
+            raise ValueError("RecorderCore: at least one input and one output stream are needed")
+        dw = wr_port.data_width
         self.data_width = dw
         self.n_ports    = n_ports
         self.slots      = slots
+        self.log_depth  = log_depth
 
-        self.sink   = sink   = stream.Endpoint([("data", dw)])
-        self.source = source = stream.Endpoint([("data", dw)])
-        self.req    = [stream.Endpoint(request_layout())    for _ in range(n_ports)]
-        self.cpl    = [stream.Endpoint(completion_layout()) for _ in range(n_ports)]
+        self.inputs  = [stream.Endpoint(word_layout(dw)) for _ in range(n_inputs)]
+        self.outputs = [stream.Endpoint(word_layout(dw)) for _ in range(n_outputs)]
+        self.req     = [stream.Endpoint(request_layout())    for _ in range(n_ports)]
+        self.cpl     = [stream.Endpoint(completion_layout()) for _ in range(n_ports)]
 
+        # Control: pulses (add_csr ORs the CSR pulses and the hardware inputs hw_* into them).
+        self.start   = Signal()
+        self.stop    = Signal()
+        self.abort   = Signal()
+        self.trigger = Signal()
+        self.hw_start, self.hw_stop, self.hw_abort, self.hw_trigger = [Signal(name=f"hw_{n}")
+            for n in ("start", "stop", "abort", "trigger")]
+        self.restart = Signal()                   # Pulse: a run begins (clears the ports' gaps).
         # Configuration (static while busy).
-        self.start         = Signal()
-        self.stop          = Signal()          # Record: close the input (pad the chunk), finish.
-        self.abort         = Signal()          # Record: close the input, drop the partial chunk, finish.
-        self.check_last    = Signal()          # Record: input packets must end with their chunks.
-        self.mode          = Signal()          # MODE_RECORD / MODE_REPLAY.
-        self.ring_word     = Signal(aw)        # Ring start: DRAM port word address.
-        self.ring_bus      = Signal(32)        # Ring start: bus address (as the SSD sees it).
-        self.ring_slots    = Signal(sbits + 1) # Slots used (2 .. slots).
-        self.chunk_words   = Signal(24)        # DRAM words per chunk.
-        self.chunk_bytes   = Signal(32)
-        self.chunk_blocks  = Signal(32)        # LBAs per chunk (<= MDTS: one NVMe command).
-        self.lba_base      = Signal(64)        # First LBA on every port.
-        self.total_chunks  = Signal(32)        # Chunks to record/replay (record: 0 = until stop).
-        self.port_mask     = Signal(n_ports)   # Ports the chunks are striped over.
-        self.max_inflight  = Signal(16)        # Chunk commands in flight at most (all ports).
-
+        self.direction    = Signal()              # DIR_RECORD / DIR_REPLAY.
+        self.mode         = Signal(2)             # MODE_FIXED / MODE_UNTIL_STOP / MODE_RING.
+        self.drop         = Signal()              # Overflow policy: 0 lossless, 1 drop.
+        self.input_sel    = Signal(max=max(n_inputs, 2))
+        self.output_sel   = Signal(max=max(n_outputs, 2))
+        self.end_on_last  = Signal(reset=1)       # The input's `last` ends the recording.
+        self.check_last   = Signal()              # Else: count `last` before a chunk's end.
+        self.flush_after  = Signal()              # NVMe Flush on every port after a recording.
+        self.flush_surplus = Signal()             # Discard (and count) input outside recordings.
+        self.ring_word    = Signal(wr_port.address_width)
+        self.ring_bus     = Signal(32)
+        self.ring_slots   = Signal(16)
+        self.chunk_words  = Signal(32)
+        self.chunk_bytes  = Signal(32)
+        self.chunk_blocks = Signal(32)
+        self.first_lba    = Signal(64)
+        self.last_lba     = Signal(64)
+        self.start_lba    = Signal(64)
+        self.start_port   = Signal(max=max(n_ports, 2))
+        self.nsze         = Signal(64)            # Namespace size (LBAs): the region must fit.
+        self.chunks       = Signal(CHUNK_BITS)    # Fixed size / replay: chunks.
+        self.replay_bytes = Signal(BYTE_BITS)     # Replay: bytes handed out (<= chunks x chunk).
+        self.post_bytes   = Signal(BYTE_BITS)     # Ring: bytes recorded after the trigger.
+        self.trim_rows    = Signal(16)
+        self.port_mask    = Signal(n_ports)
+        self.max_inflight = Signal(16)
         # Status.
         self.busy        = Signal()
-        self.done        = Signal()            # Finished (since the last start).
+        self.running     = Signal()
+        self.done        = Signal()
+        self.status      = Signal(4)
+        self.overflow    = Signal()
         self.error       = Signal()
-        self.err_status  = Signal(15)
-        self.err_port    = Signal(max=max(n_ports, 2))
-        self.err_lba     = Signal(64)
-        self.beats_in    = Signal(32)          # Record: beats taken from the sink.
-        self.beats_out   = Signal(32)          # Replay: beats given to the source.
-        self.stalls      = Signal(32)          # Record: cycles the sink waited (ring/FIFO full).
-        self.chunks_req  = Signal(32)          # Chunks requested from the SSDs.
-        self.chunks_done = Signal(32)          # Chunks completed (record: freed; replay: streamed out).
-        self.cycles      = Signal(32)          # Cycles from start to finish.
-        self.max_level   = Signal(sbits + 1)   # Highest ring fill (chunks in the ring).
-        self.early_last  = Signal(32)          # Record: packets that ended before their chunk.
-        self.aborted     = Signal()            # Record: ended by an abort.
-        self.dropped     = Signal(24)          # Record: words of the partial chunk an abort dropped.
+        self.triggered   = Signal()
+        self.trigger_pos = Signal(BYTE_BITS)      # Kept bytes before the trigger.
+        self.early_last  = Signal(32)
+        self.keep_errors = Signal(32)
+        self.released    = Signal(CHUNK_BITS)     # Record: chunks written; replay: chunks out.
+        self.addr_last_lba  = Signal(64)          # LBA of the last chunk released ...
+        self.addr_last_port = Signal(max=max(n_ports, 2))   # ... and its port.
 
         # # #
 
-        running = Signal()
-        self.comb += self.busy.eq(running)
-        self.sync += If(running, self.cycles.eq(self.cycles + 1))
+        # Layers -----------------------------------------------------------------------------------
+        self.check   = check   = _RegionCheck(n_ports)
+        self.tracker = tracker = SlotTracker(slots)
+        self.writer  = writer  = RingWriter(wr_port, slots)
+        self.reader  = reader  = RingReader(rd_port, slots)
+        self.striper = striper = Striper(n_ports, slots)
+        self.rel     = rel     = StripeWalker(n_ports)      # Chunks released: addr_last.
+        self.acct    = acct    = Accounting(log_depth)
+        for i in range(n_ports):
+            self.comb += [striper.req[i].connect(self.req[i]), self.cpl[i].connect(striper.cpl[i])]
 
-        # Slot bookkeeping: a flag per slot, set by the completion of its chunk's command.
-        slot_done = Array(Signal(name=f"slot_done{i}") for i in range(slots))
+        replay = Signal()
+        self.comb += replay.eq(self.direction == DIR_REPLAY)
 
-        # Chunk counters (chunk numbers; slot = chunk mod ring_slots, tracked incrementally).
-        fill_k  = Signal(32)   # Record: chunks written into the ring (handed to LiteDRAM).
-        req_k   = self.chunks_req
-        free_k  = self.chunks_done
-
-        def slot_counter(name):
-            slot = Signal(sbits, name=name + "_slot")
-            byte = Signal(32,    name=name + "_byte")   # Byte offset of the slot in the ring.
-            word = Signal(aw,    name=name + "_word")   # Word offset of the slot in the ring.
-            adv  = [
-                If(slot + 1 == self.ring_slots,
-                    slot.eq(0), byte.eq(0), word.eq(0)
-                ).Else(
-                    slot.eq(slot + 1), byte.eq(byte + self.chunk_bytes), word.eq(word + self.chunk_words)
-                )
-            ]
-            rst = [slot.eq(0), byte.eq(0), word.eq(0)]
-            return slot, byte, word, adv, rst
-
-        req_slot,  req_byte,  _,         req_adv,  req_rst  = slot_counter("req")
-        free_slot, _,         free_word, free_adv, free_rst = slot_counter("free")
-        io_slot,   _,         io_word,   io_adv,   io_rst   = slot_counter("io")   # Record: fill; replay: read.
-
-        in_ring = Signal(33)
-        self.comb += in_ring.eq(Mux(self.mode == MODE_RECORD, fill_k, req_k) - free_k)
-        self.sync += If(running & (in_ring > self.max_level), self.max_level.eq(in_ring))
-
-        # Port selection (round-robin over the enabled ports) and per-port LBAs.
-        port     = Signal(max=max(n_ports, 2))
-        next_port = Signal(max=max(n_ports, 2))
-        first_port = Signal(max=max(n_ports, 2))
-        port_lba = Array(Signal(64, name=f"port_lba{i}") for i in range(n_ports))
-        for i in reversed(range(n_ports)):
-            self.comb += If(self.port_mask[i], first_port.eq(i))
-        # Next enabled port after `port` (cyclic).
-        cases = {}
-        for p in range(n_ports):
-            stmts = [next_port.eq(p)]
-            for off in reversed(range(1, n_ports + 1)):
-                q = (p + off) % n_ports
-                stmts.append(If(self.port_mask[q], next_port.eq(q)))
-            cases[p] = stmts
-        self.comb += Case(port, cases)
-
-        # Errors of the completions.
-        stop_req = Signal()    # Record: input closed by stop.
-        self.comb += [c.ready.eq(1) for c in self.cpl]
-        for i, c in enumerate(self.cpl):
-            self.sync += If(running & c.valid,
-                If(c.status[:11] != 0,
-                    If(~self.error,
-                        self.err_status.eq(c.status),
-                        self.err_port.eq(i),
-                        self.err_lba.eq(c.lba),
-                    ),
-                    self.error.eq(1),
-                ).Elif(c.final,
-                    slot_done[c.id[:sbits]].eq(1)
-                )
-            )
-
-        # Completed chunk commands (several ports may complete in the same cycle).
-        cpl_k   = Signal(32)
-        cpl_inc = Signal(max=n_ports + 1)
-        self.comb += cpl_inc.eq(sum((c.valid & c.final & (c.status[:11] == 0)) for c in self.cpl))
-        self.sync += If(self.start, cpl_k.eq(0)).Elif(running, cpl_k.eq(cpl_k + cpl_inc))
-        inflight = Signal(32)
-        self.comb += inflight.eq(req_k - cpl_k)
-
-        # Requests: chunk `req_k` to `port`.
-        req_ok = Signal()
-        self.comb += If(self.mode == MODE_RECORD,
-            req_ok.eq((req_k != fill_k) & (inflight < self.max_inflight))
-        ).Else(
-            req_ok.eq((req_k != self.total_chunks) & (in_ring < self.ring_slots) &
-                (inflight < self.max_inflight))
-        )
-        for i, r in enumerate(self.req):
+        # Configuration of the layers.
+        for w in (striper.walker, rel):
             self.comb += [
-                r.valid.eq(running & ~self.error & req_ok & (port == i)),
-                r.op.eq(Mux(self.mode == MODE_RECORD, OP_WRITE, OP_READ)),
-                r.lba.eq(port_lba[i]),
-                r.blocks.eq(self.chunk_blocks),
-                r.adr.eq(self.ring_bus + req_byte),
-                r.id.eq(req_slot),
+                w.mask.eq(self.port_mask), w.first_lba.eq(self.first_lba), w.last_lba.eq(self.last_lba),
+                w.start_lba.eq(self.start_lba), w.start_port.eq(self.start_port),
+                w.chunk_blocks.eq(self.chunk_blocks),
             ]
-        req_fire = Signal()
-        self.comb += req_fire.eq(Array(r.valid & r.ready for r in self.req)[port])
-        self.sync += If(req_fire,
-            req_k.eq(req_k + 1),
-            port_lba[port].eq(port_lba[port] + self.chunk_blocks),
-            port.eq(next_port),
-            *req_adv
-        )
-
-        # Record: input FIFO -> LiteDRAM writer -------------------------------------------------
-        self.fifo   = fifo   = stream.SyncFIFO([("data", dw)], fifo_depth, buffered=True)   # with `last`
-        self.writer = writer = LiteDRAMDMAWriter(wr_port, fifo_depth=32)
-        in_open  = Signal()    # Record: input accepted.
-        padding  = Signal()    # Record: zero words up to the end of the chunk after a stop.
-        in_word  = Signal(24)  # Word in the chunk being filled.
-        com_word = Signal(24)  # Words of chunk `fill_k` handed to LiteDRAM (wdata).
-        wr_k     = Signal(32)  # Chunks whose writes were issued (may be ahead of fill_k).
         self.comb += [
-            fifo.sink.data.eq(sink.data),
-            fifo.sink.last.eq(sink.last),
-            fifo.sink.valid.eq(sink.valid & in_open),
-            sink.ready.eq(fifo.sink.ready & in_open),
-        ]
-        self.sync += If(running & sink.valid & ~sink.ready, self.stalls.eq(self.stalls + 1))
-        wr_room = Signal()
-        wr_last = Signal()     # All chunks of a fixed-length recording written.
-        self.comb += [
-            wr_room.eq((wr_k - free_k) < self.ring_slots),
-            wr_last.eq((self.total_chunks != 0) & (wr_k == self.total_chunks)),
-        ]
-        self.comb += [
-            writer.sink.valid.eq(running & (self.mode == MODE_RECORD) & ~self.error & wr_room & ~wr_last &
-                (fifo.source.valid | padding)),
-            writer.sink.address.eq(self.ring_word + io_word + in_word),
-            writer.sink.data.eq(Mux(padding, 0, fifo.source.data)),
-            # Beats beyond the recording (or left when not running) are discarded.
-            fifo.source.ready.eq((writer.sink.valid & writer.sink.ready & ~padding) | ~running | wr_last),
-        ]
-        # After a stop, once the input FIFO is empty, a partly filled chunk is padded with zeros.
-        # Abort instead: the partly filled chunk is dropped (never requested; its slot is reused).
-        self.sync += If(running & (self.mode == MODE_RECORD) & ~in_open & ~fifo.source.valid &
-            (in_word != 0) & ~wr_last & ~padding,
-            If(self.aborted,
-                self.dropped.eq(in_word),
-                in_word.eq(0),
-            ).Else(
-                padding.eq(1)
-            )
-        )
-        self.sync += [
-            If(writer.sink.valid & writer.sink.ready & ~padding,
-                self.beats_in.eq(self.beats_in + 1),
-                If(self.check_last & fifo.source.last & (in_word + 1 != self.chunk_words),
-                    self.early_last.eq(self.early_last + 1))
-            ),
-            If(writer.sink.valid & writer.sink.ready,
-                If(in_word + 1 == self.chunk_words,
-                    in_word.eq(0),
-                    wr_k.eq(wr_k + 1),
-                    padding.eq(0),
-                    If((self.total_chunks != 0) & (wr_k + 1 == self.total_chunks), in_open.eq(0)),
-                    *io_adv
-                ).Else(
-                    in_word.eq(in_word + 1)
-                )
-            ),
-            # A chunk is complete once all its words left the writer for LiteDRAM.
-            If(wr_port.wdata.valid & wr_port.wdata.ready,
-                If(com_word + 1 == self.chunk_words,
-                    com_word.eq(0),
-                    fill_k.eq(fill_k + 1),
-                ).Else(
-                    com_word.eq(com_word + 1)
-                )
-            ),
+            check.mask.eq(self.port_mask), check.first_lba.eq(self.first_lba),
+            check.last_lba.eq(self.last_lba), check.start_lba.eq(self.start_lba),
+            check.nsze.eq(self.nsze), check.start_port.eq(self.start_port),
+            check.chunk_blocks.eq(self.chunk_blocks), check.chunk_words.eq(self.chunk_words),
+            check.ring_slots.eq(self.ring_slots), check.chunks.eq(self.chunks),
+            check.sized.eq(replay | (self.mode == MODE_FIXED)),
+            tracker.ring_slots.eq(self.ring_slots),
+            tracker.ptr.chunk_words.eq(self.chunk_words),
+            tracker.ptr.chunk_bytes.eq(self.chunk_bytes),
+            writer.ring_word.eq(self.ring_word), writer.ring_slots.eq(self.ring_slots),
+            writer.chunk_words.eq(self.chunk_words),
+            reader.ring_word.eq(self.ring_word), reader.chunk_words.eq(self.chunk_words),
+            reader.total_bytes.eq(self.replay_bytes), reader.slot_word.eq(tracker.ptr.word),
+            striper.replay.eq(replay), striper.ring.eq(self.mode == MODE_RING),
+            striper.ring_bus.eq(self.ring_bus), striper.max_inflight.eq(self.max_inflight),
+            striper.trim_rows.eq(self.trim_rows), striper.region_rows.eq(check.rows),
+            striper.ptr.ring_slots.eq(self.ring_slots), striper.ptr.chunk_words.eq(self.chunk_words),
+            striper.ptr.chunk_bytes.eq(self.chunk_bytes),
+            tracker.mark.eq(striper.mark), tracker.mark_id.eq(striper.mark_id),
         ]
 
-        # Replay: LiteDRAM reader -> source -------------------------------------------------------
-        self.reader = reader = LiteDRAMDMAReader(rd_port, fifo_depth=fifo_depth, fifo_buffered=True)
-        rd_k    = Signal(32)   # Chunk being read from the ring.
-        rd_word = Signal(24)
-        out_word = Signal(24)
-        self.comb += [
-            reader.sink.valid.eq(running & (self.mode == MODE_REPLAY) & ~self.error &
-                (rd_k != req_k) & slot_done[io_slot]),
-            reader.sink.address.eq(self.ring_word + io_word + rd_word),
-            reader.source.connect(source),
-        ]
-        rd_inflight = Signal(max=fifo_depth + 2)   # Reads issued whose data is not out yet.
-        rd_issue = Signal()
-        self.comb += rd_issue.eq(reader.sink.valid & reader.sink.ready)
-        self.sync += If(rd_issue & ~(source.valid & source.ready),
-            rd_inflight.eq(rd_inflight + 1)
-        ).Elif(~rd_issue & source.valid & source.ready,
-            rd_inflight.eq(rd_inflight - 1)
-        )
-        self.sync += [
-            If(rd_issue,
-                If(rd_word + 1 == self.chunk_words,
-                    rd_word.eq(0),
-                    rd_k.eq(rd_k + 1),
-                    *io_adv
-                ).Else(
-                    rd_word.eq(rd_word + 1)
-                )
-            ),
-        ]
-
-        # Freeing slots in order ------------------------------------------------------------------
-        out_fire = Signal()
-        self.comb += out_fire.eq(source.valid & source.ready)
-        self.sync += [
-            If(out_fire, self.beats_out.eq(self.beats_out + 1)),
-            If(self.mode == MODE_RECORD,
-                # Record: the slot's write completed.
-                If(running & (free_k != req_k) & slot_done[free_slot],
-                    slot_done[free_slot].eq(0),
-                    free_k.eq(free_k + 1),
-                    *free_adv
-                )
-            ).Else(
-                # Replay: the slot's data was streamed out.
-                If(out_fire,
-                    If(out_word + 1 == self.chunk_words,
-                        out_word.eq(0),
-                        slot_done[free_slot].eq(0),
-                        free_k.eq(free_k + 1),
-                        *free_adv
-                    ).Else(
-                        out_word.eq(out_word + 1)
-                    )
-                )
-            ),
-        ]
-
-        # Start / stop / finish -------------------------------------------------------------------
+        # Control ----------------------------------------------------------------------------------
+        restart  = self.restart   # Pulse: every layer restarts (after the check, before the run).
+        running  = Signal()    # Between restart and the end.
+        in_open  = Signal()    # Record: the input is accepted.
+        closing  = Signal()
+        close_status = Signal(4)
         finished = Signal()
-        self.comb += If(self.mode == MODE_RECORD,
-            finished.eq(~in_open & ~padding & (in_word == 0) & (~fifo.source.valid | wr_last) &
-                ~writer.fifo.source.valid & (fill_k == wr_k) & (req_k == fill_k) & (free_k == req_k))
-        ).Else(
-            finished.eq(free_k == self.total_chunks)
-        )
-        self.sync += [
+        self.fsm = fsm = FSM(reset_state="IDLE")
+        self.comb += [
+            self.busy.eq(~fsm.ongoing("IDLE")),
+            running.eq(fsm.ongoing("RUN") | fsm.ongoing("FLUSH")),
+            self.running.eq(running),
+            self.error.eq(striper.error),
+        ]
+        fsm.act("IDLE",
             If(self.start,
-                running.eq(1), self.done.eq(0), self.error.eq(0), self.err_status.eq(0),
-                self.err_port.eq(0), self.err_lba.eq(0),
-                self.beats_in.eq(0), self.beats_out.eq(0), self.stalls.eq(0), self.cycles.eq(0),
-                self.max_level.eq(0), self.early_last.eq(0), self.aborted.eq(0), self.dropped.eq(0),
-                fill_k.eq(0), req_k.eq(0), free_k.eq(0), wr_k.eq(0), rd_k.eq(0),
-                in_word.eq(0), com_word.eq(0), rd_word.eq(0), out_word.eq(0),
-                in_open.eq(self.mode == MODE_RECORD), padding.eq(0),
-                port.eq(first_port),
-                *[port_lba[i].eq(self.lba_base) for i in range(n_ports)],
-                *[slot_done[i].eq(0) for i in range(slots)],
-                *req_rst, *free_rst, *io_rst,
-            ).Elif(running,
-                If(self.stop, in_open.eq(0)),
-                # Abort: the partly filled chunk is dropped (its slot is refilled by the next run).
-                If(self.abort & (self.mode == MODE_RECORD), in_open.eq(0), self.aborted.eq(1)),
-                # Error: stop once the ring's DMA has drained (nothing stale for the next run).
-                If((self.error & ~writer.fifo.source.valid & (rd_inflight == 0)) | finished,
-                    running.eq(0), self.done.eq(1),
+                NextValue(self.done, 0),
+                NextValue(self.status, STATUS_NONE),
+                check.start.eq(1),
+                NextState("CHECK")
+            )
+        )
+        fsm.act("CHECK",
+            If(~check.busy & ~check.start,
+                If(check.status != STATUS_NONE,
+                    NextValue(self.status, check.status),
+                    NextState("END")
+                ).Else(
+                    tracker.clear.eq(1),
+                    NextState("CLEAR")
                 )
             )
+        )
+        fsm.act("CLEAR",
+            If(~tracker.clearing & ~tracker.clear,
+                restart.eq(1),
+                NextValue(in_open, ~replay),
+                NextState("RUN")
+            )
+        )
+        fsm.act("RUN",
+            If(finished,
+                If(self.flush_after & ~replay & ~striper.error,
+                    striper.flush.eq(1),
+                    NextState("FLUSH")
+                ).Else(
+                    NextState("END")
+                )
+            )
+        )
+        fsm.act("FLUSH",
+            If(striper.flushed | striper.error,
+                NextState("END")
+            )
+        )
+        fsm.act("END",
+            NextValue(self.done, 1),
+            NextState("IDLE")
+        )
+        self.comb += [
+            tracker.ptr.restart.eq(restart),
+            writer.restart.eq(restart),
+            reader.restart.eq(restart),
+            striper.restart.eq(restart),
+            rel.restart.eq(restart),
+            acct.restart.eq(restart),
         ]
+
+        # Record input -----------------------------------------------------------------------------
+        src = stream.Endpoint(word_layout(dw))
+        self.comb += Case(self.input_sel, {i: s.connect(src) for i, s in enumerate(self.inputs)})
+        limit    = Signal(CHUNK_BITS)
+        limit_hit = Signal()
+        post_hit = Signal()
+        open_now = Signal()
+        marker   = Signal()
+        accepted = Signal()
+        self.comb += [
+            limit.eq(Mux(self.mode == MODE_FIXED, self.chunks, check.capacity)),
+            limit_hit.eq((self.mode != MODE_RING) & (writer.filling == limit)),
+            post_hit.eq(self.triggered & (acct.kept >= self.trigger_pos + self.post_bytes)),
+            open_now.eq(fsm.ongoing("RUN") & in_open & ~limit_hit & ~post_hit & ~striper.error),
+            marker.eq(src.bytes == 0),
+            writer.sink.valid.eq(src.valid & open_now & ~marker),
+            writer.sink.data.eq(src.data),
+            writer.open.eq(open_now),
+            # Outside a recording (or after its input closed) the input waits, or is discarded
+            # (flush_surplus, or the drop policy: a source that cannot wait must not see stale
+            # data recorded at the next start). While a recording starts (CLEAR) what still waits
+            # in the input path from before is discarded: a recording begins with its own data.
+            If(open_now,
+                src.ready.eq(marker | writer.sink.ready),
+            ).Else(
+                src.ready.eq(self.flush_surplus | self.drop | fsm.ongoing("CLEAR"))
+            ),
+            accepted.eq(open_now & src.valid & src.ready),
+            acct.word.eq(accepted),
+            acct.word_bytes.eq(src.bytes),
+            acct.word_gap.eq(src.gap),
+            acct.surplus.eq(~open_now & ~fsm.ongoing("CLEAR") & src.valid & src.ready),
+            acct.stall.eq(open_now & src.valid & ~src.ready),
+            acct.running.eq(running),
+        ]
+        # Closing the input: status of the first reason.
+        self.comb += [
+            If(striper.error,
+                close_status.eq(Mux(striper.err_status == TIMEOUT_STATUS, STATUS_ERR_TIMEOUT, STATUS_ERR_DEVICE)),
+            ).Elif(self.abort,
+                close_status.eq(STATUS_ABORTED),
+            ).Elif(self.stop,
+                close_status.eq(STATUS_STOPPED),
+            ).Elif(accepted & src.last & self.end_on_last,
+                close_status.eq(STATUS_INPUT_END),
+            ).Elif(limit_hit,
+                close_status.eq(Mux(self.mode == MODE_FIXED, STATUS_COMPLETE, STATUS_CAPACITY)),
+            ).Elif(post_hit,
+                close_status.eq(STATUS_TRIGGERED),
+            ),
+            closing.eq(fsm.ongoing("RUN") & in_open & (close_status != STATUS_NONE)),
+        ]
+        # The partly filled chunk when the input closes: padded with zeros, or dropped (abort).
+        chunk_pos  = Signal(BYTE_BITS)   # Input position of the filling chunk's first kept byte.
+        chunk_kept = Signal(32)          # Bytes kept in the filling chunk.
+        aborting   = Signal()
+        self.comb += [
+            aborting.eq(closing & (close_status == STATUS_ABORTED)),
+            writer.drop_partial.eq(aborting),
+            acct.discard.eq(aborting & writer.partial),
+            acct.discard_bytes.eq(chunk_kept),
+            acct.discard_pos.eq(chunk_pos),
+        ]
+        self.sync += [
+            If(closing,
+                in_open.eq(0),
+                self.status.eq(close_status),
+                writer.pad.eq(close_status != STATUS_ABORTED),
+            ),
+            If(restart,
+                in_open.eq(~replay),
+                writer.pad.eq(0),
+                self.early_last.eq(0), self.keep_errors.eq(0),
+                self.triggered.eq(0), self.trigger_pos.eq(0),
+            ),
+            If(accepted & ~marker,
+                If(~writer.partial,
+                    chunk_pos.eq(acct.bytes_in + src.gap),
+                    chunk_kept.eq(src.bytes),
+                ).Else(
+                    chunk_kept.eq(chunk_kept + src.bytes),
+                ),
+                If(src.keep_err, self.keep_errors.eq(self.keep_errors + 1)),
+                If(src.last & ~self.end_on_last & self.check_last &
+                   ~writer.word_last, self.early_last.eq(self.early_last + 1)),
+            ),
+            # Ring: the trigger marks the position; the recording ends post_bytes later.
+            If(running & (self.mode == MODE_RING) & self.trigger & ~self.triggered & ~replay,
+                self.triggered.eq(1),
+                self.trigger_pos.eq(acct.kept),
+            ),
+            # An error after the input closed (during the drain) becomes the status.
+            If(fsm.ongoing("RUN") & ~in_open & striper.error & (self.status < STATUS_ERR_DEVICE),
+                self.status.eq(close_status),
+            ),
+        ]
+
+        # Chunk flow ------------------------------------------------------------------------------
+        release = Signal()
+        self.comb += [
+            # Record: a filled chunk may be written; replay: a free slot may be read into.
+            If(replay,
+                striper.more.eq((striper.requested != self.chunks) &
+                    ((striper.requested - reader.freed) < self.ring_slots)),
+            ).Else(
+                striper.more.eq(striper.requested != writer.filled),
+            ),
+            striper.enable.eq(fsm.ongoing("RUN")),
+            # Record: slots are released in order once their write completed.
+            release.eq(~replay & fsm.ongoing("RUN") & tracker.done & (tracker.ptr.count != striper.requested)),
+            tracker.ptr.advance.eq(Mux(replay, reader.advance, release)),
+            writer.freed.eq(tracker.ptr.count),
+            reader.enable.eq(replay & fsm.ongoing("RUN") & ~striper.error),
+            reader.flush.eq(striper.error),
+            reader.done.eq(tracker.done),
+            self.released.eq(Mux(replay, reader.freed, tracker.ptr.count)),
+            acct.committed.eq(tracker.ptr.count),
+            acct.level.eq(Mux(replay, striper.requested - reader.freed,
+                writer.filling + writer.partial - tracker.ptr.count)),
+            self.overflow.eq(acct.overflow),
+        ]
+        # The last chunk released: its port and LBA (the seed's WRITE_ADDR_LAST / READ_ADDR_LAST).
+        rel_pulse = Signal()
+        freed_q   = Signal(CHUNK_BITS)
+        self.sync += freed_q.eq(reader.freed)
+        self.comb += [
+            rel_pulse.eq(Mux(replay, reader.freed != freed_q, release)),
+            rel.advance.eq(rel_pulse),
+        ]
+        self.sync += [
+            If(restart,
+                self.addr_last_lba.eq(0), self.addr_last_port.eq(0),
+            ).Elif(rel_pulse,
+                self.addr_last_lba.eq(rel.lba), self.addr_last_port.eq(rel.port),
+            )
+        ]
+        # Output.
+        self.comb += Case(self.output_sel, {i: reader.source.connect(s) for i, s in enumerate(self.outputs)})
+
+        # The end: everything requested completed and the DMA drained (or an error and drained).
+        self.comb += If(replay,
+            finished.eq(((reader.freed == self.chunks) & striper.idle) |
+                (striper.error & reader.idle))
+        ).Else(
+            finished.eq((~in_open & ~writer.padding & writer.idle &
+                (((striper.requested == writer.filled) & (tracker.ptr.count == striper.requested) &
+                  striper.idle) | striper.error)))
+        )
+        self.sync += If(fsm.ongoing("RUN") & replay & finished,
+            self.status.eq(Mux(striper.error, close_status, STATUS_COMPLETE)))
+
+    # CSRs -----------------------------------------------------------------------------------------
 
     def add_csr(self):
-        self._ctrl = CSRStorage(description="Recorder control.", fields=[
-            CSRField("start", size=1, pulse=True, description="Start recording/replaying (with the configuration below)."),
-            CSRField("stop",  size=1, pulse=True, description="Record: close the input, pad the last chunk with zeros, finish."),
-            CSRField("abort", size=1, pulse=True, description="Record: close the input, write what was taken, drop the partly filled chunk, finish."),
-            CSRField("mode",  size=1, offset=4, description="0: record (sink -> SSDs), 1: replay (SSDs -> source)."),
-            CSRField("check_last", size=1, offset=5, description="Record: count input packets (``last``) that end before their chunk."),
+        n_inputs, n_outputs = len(self.inputs), len(self.outputs)
+        self._ctrl = CSRStorage(description="Recorder control (pulses) and run configuration.", fields=[
+            CSRField("start",    size=1, offset=0, pulse=True, description="Check the configuration and start."),
+            CSRField("stop",     size=1, offset=1, pulse=True, description="Record: close the input, pad the partly filled chunk with zeros, finish."),
+            CSRField("abort",    size=1, offset=2, pulse=True, description="Record: close the input, drop the partly filled chunk, finish."),
+            CSRField("trigger",  size=1, offset=3, pulse=True, description="Ring: the event; the recording ends ``post_bytes`` later."),
+            CSRField("snapshot", size=1, offset=4, pulse=True, description="Copy the accounting counters (``snap_*``) in one cycle."),
+            CSRField("direction", size=1, offset=8, values=[("0", "record"), ("1", "replay")], description="Direction."),
+            CSRField("mode",     size=2, offset=9, values=[("0", "fixed size (``chunks``)"),
+                ("1", "until stop (or the region is full)"), ("2", "ring with trigger")], description="Record mode."),
+            CSRField("drop",     size=1, offset=11, values=[("0", "lossless: back-pressure the input"),
+                ("1", "drop: refuse whole ring words when full, count and log them")], description="Overflow policy."),
+            CSRField("input_sel",  size=2, offset=12, description=f"Record input (0..{n_inputs - 1})."),
+            CSRField("output_sel", size=2, offset=14, description=f"Replay output (0..{n_outputs - 1})."),
+            CSRField("end_on_last",  size=1, offset=16, reset=1, description="The input's ``last`` ends the recording (``keep``: exact bytes)."),
+            CSRField("check_last",   size=1, offset=17, description="With end_on_last=0: count input packets that end before their chunk."),
+            CSRField("flush_after",  size=1, offset=18, description="NVMe Flush on every port after a recording."),
+            CSRField("flush_surplus", size=1, offset=19, description="Discard (and count) input that arrives outside a recording."),
+            CSRField("arm",      size=1, offset=20, description="The hardware ``start`` input may start a run with this configuration."),
         ])
+        f = self._ctrl.fields
         self.comb += [
-            self.start.eq(self._ctrl.fields.start),
-            self.stop.eq(self._ctrl.fields.stop),
-            self.abort.eq(self._ctrl.fields.abort),
-            self.check_last.eq(self._ctrl.fields.check_last),
-            self.mode.eq(self._ctrl.fields.mode),
+            self.direction.eq(f.direction), self.mode.eq(f.mode), self.drop.eq(f.drop),
+            self.input_sel.eq(f.input_sel), self.output_sel.eq(f.output_sel),
+            self.end_on_last.eq(f.end_on_last), self.check_last.eq(f.check_last),
+            self.flush_after.eq(f.flush_after), self.flush_surplus.eq(f.flush_surplus),
         ]
+        self.comb += [
+            self.start.eq(f.start | (self.hw_start & f.arm)),
+            self.stop.eq(f.stop | self.hw_stop),
+            self.abort.eq(f.abort | self.hw_abort),
+            self.trigger.eq(f.trigger | self.hw_trigger),
+        ]
+        self.comb += self.acct.snapshot.eq(f.snapshot)
+
         def storage(name, sig, desc, reset=0):
             csr = CSRStorage(len(sig), name=name, reset=reset, description=desc)
             setattr(self, "_" + name, csr)
@@ -509,90 +520,64 @@ class RecorderCore(LiteXModule):
         storage("ring_slots",   self.ring_slots,   f"Chunks in the ring (2..{self.slots}).", self.slots)
         storage("chunk_words",  self.chunk_words,  "LiteDRAM words per chunk.")
         storage("chunk_bytes",  self.chunk_bytes,  "Bytes per chunk.")
-        storage("chunk_blocks", self.chunk_blocks, "LBAs per chunk (one NVMe command: <= MDTS).")
-        self._lba_base_lo = CSRStorage(32, description="First LBA on every port [31:0].")
-        self._lba_base_hi = CSRStorage(32, description="First LBA on every port [63:32].")
-        self.comb += self.lba_base.eq(Cat(self._lba_base_lo.storage, self._lba_base_hi.storage))
-        storage("total_chunks", self.total_chunks, "Chunks to record/replay (record: 0 = until stop).")
-        storage("port_mask",    self.port_mask,    "NVMe ports the chunks are striped over.", 1)
-        storage("max_inflight", self.max_inflight, "Chunk commands in flight at most (all ports together).", 64)
+        storage("chunk_blocks", self.chunk_blocks, "LBAs per chunk (a power of two; one NVMe command: <= MDTS).")
+        storage("first_lba",    self.first_lba,    "Region: LBA of its first row (on every port; a multiple of chunk_blocks).")
+        storage("last_lba",     self.last_lba,     "Region: LBA of its last row (WRITE_ADDR_LAST/READ_ADDR_LAST of the seed, in LBAs).")
+        storage("start_lba",    self.start_lba,    "LBA of the first chunk (a row of the region; record: first_lba).")
+        storage("start_port",   self.start_port,   "Port of the first chunk (an enabled port).")
+        storage("nsze",         self.nsze,         "Namespace size in LBAs (the smallest of the enabled ports): the region must fit.")
+        storage("chunks",       self.chunks,       "Fixed size / replay: chunks (<= the region's capacity).")
+        storage("replay_bytes", self.replay_bytes, "Replay: bytes handed out (the rest of the last chunk is not).")
+        storage("post_bytes",   self.post_bytes,   "Ring: bytes recorded after the trigger.")
+        storage("trim_rows",    self.trim_rows,    "Trim ahead: rows deallocated ahead of the writes (0: none).")
+        storage("port_mask",    self.port_mask,    "NVMe ports of the stripe set.", 1)
+        storage("max_inflight", self.max_inflight, "Data commands in flight at most (all ports together).", 64)
+        storage("log_index",    self.acct.log_index, "Drop log: entry to read (``log_pos``/``log_len``).")
         self._status = CSRStatus(description="Recorder status.", fields=[
-            CSRField("busy",  size=1, description="Recording/replaying."),
-            CSRField("done",  size=1, description="Finished since the last start."),
-            CSRField("error", size=1, description="Stopped on an error completion (see err_*)."),
-            CSRField("aborted", size=1, description="Record: ended by an abort."),
-            CSRField("early_last", size=1, description="Record: an input packet ended before its chunk."),
+            CSRField("busy",      size=1, offset=0, description="Checking, recording or replaying."),
+            CSRField("done",      size=1, offset=1, description="Finished since the last start."),
+            CSRField("error",     size=1, offset=2, description="A command failed (err_*)."),
+            CSRField("overflow",  size=1, offset=3, description="Bytes were dropped."),
+            CSRField("triggered", size=1, offset=4, description="Ring: the trigger came."),
+            CSRField("running",   size=1, offset=5, description="Recording/replaying (the configuration was accepted)."),
+            CSRField("code",      size=4, offset=8, description="Status code (REC_STATUS_*): how the last run ended or why it was refused."),
         ])
         self.comb += [
-            self._status.fields.busy.eq(self.busy),
-            self._status.fields.done.eq(self.done),
-            self._status.fields.error.eq(self.error),
-            self._status.fields.aborted.eq(self.aborted),
-            self._status.fields.early_last.eq(self.early_last != 0),
+            self._status.fields.busy.eq(self.busy), self._status.fields.done.eq(self.done),
+            self._status.fields.error.eq(self.error), self._status.fields.overflow.eq(self.overflow),
+            self._status.fields.triggered.eq(self.triggered), self._status.fields.code.eq(self.status),
+            self._status.fields.running.eq(self.running),
         ]
-        status("err_status",  self.err_status,  "CQE status of the failing command.")
-        status("err_port",    self.err_port,    "Port of the failing command.")
-        status("err_lba_lo",  self.err_lba[:32], "LBA of the failing command [31:0].")
-        status("err_lba_hi",  self.err_lba[32:], "LBA of the failing command [63:32].")
-        status("beats_in",    self.beats_in,    "Record: data words taken from the input.")
-        status("beats_out",   self.beats_out,   "Replay: data words given to the output.")
-        status("stalls",      self.stalls,      "Record: cycles the input waited (ring full).")
-        status("chunks_req",  self.chunks_req,  "Chunks requested from the SSDs.")
-        status("chunks_done", self.chunks_done, "Chunks completed (record: written, replay: streamed out).")
-        status("cycles",      self.cycles,      "Cycles from start to finish.")
-        status("max_level",   self.max_level,   "Highest number of chunks in the ring.")
-        status("early_last",  self.early_last,  "Record: input packets that ended before their chunk.")
-        status("dropped",     self.dropped,     "Record: words of the partial chunk dropped by an abort.")
-
-# Test stream endpoints with CSRs ------------------------------------------------------------------
-
-class RecorderTestStreams(LiteXModule):
-    """Pattern source (record input) and checker (replay output) with CSRs."""
-    def __init__(self, data_width):
-        self.gen   = gen   = PatternSource(data_width)
-        self.check = check = PatternChecker(data_width)
-        self.source = gen.source
-        self.sink   = check.sink
-
-    def add_csr(self):
-        gen, check = self.gen, self.check
-        self._ctrl = CSRStorage(description="Test streams control.", fields=[
-            CSRField("gen_start",   size=1, pulse=True, description="Start the pattern source."),
-            CSRField("gen_stop",    size=1, pulse=True, description="Stop the pattern source."),
-            CSRField("check_start", size=1, pulse=True, description="Reset the checker's counters."),
-            CSRField("strict",      size=1, offset=4, description="Source: 1 = a beat not taken when produced is lost (like an ADC), 0 = it waits."),
-        ])
-        self.comb += [
-            gen.start.eq(self._ctrl.fields.gen_start),
-            gen.stop.eq(self._ctrl.fields.gen_stop),
-            check.start.eq(self._ctrl.fields.check_start),
-            gen.strict.eq(self._ctrl.fields.strict),
-        ]
-        self._gen_seed   = CSRStorage(32, description="Source pattern seed.")
-        self._gen_beats  = CSRStorage(32, description="Source beats (0: until stopped).")
-        self._gen_rate   = CSRStorage(16, description="Source rate: beats per cycle x 65536 (0: every cycle).")
-        self._gen_packet = CSRStorage(32, description="Source packet length in beats (``last`` on its final beat; 0: no packets).")
-        self._check_seed  = CSRStorage(32, description="Checker pattern seed.")
-        self._check_beats = CSRStorage(32, description="Checker: expected beats (0: any).")
-        self._gen_busy     = CSRStatus(description="Source running.")
-        self._gen_produced = CSRStatus(32, description="Beats produced (taken + lost).")
-        self._gen_lost     = CSRStatus(32, description="Beats lost (strict mode).")
-        self._check_checked = CSRStatus(32, description="Beats checked.")
-        self._check_errors  = CSRStatus(32, description="32-bit words that differ from the pattern.")
-        self._check_first   = CSRStatus(32, description="Beat index of the first differing beat.")
-        self._check_extra   = CSRStatus(32, description="Beats received beyond the expected length.")
-        self.comb += [
-            gen.seed.eq(self._gen_seed.storage),
-            gen.beats.eq(self._gen_beats.storage),
-            gen.rate.eq(self._gen_rate.storage),
-            gen.packet_beats.eq(self._gen_packet.storage),
-            check.seed.eq(self._check_seed.storage),
-            check.beats.eq(self._check_beats.storage),
-            self._gen_busy.status.eq(gen.busy),
-            self._gen_produced.status.eq(gen.produced),
-            self._gen_lost.status.eq(gen.lost),
-            self._check_checked.status.eq(check.checked),
-            self._check_errors.status.eq(check.errors),
-            self._check_first.status.eq(check.first_error),
-            self._check_extra.status.eq(check.extra),
-        ]
+        a, s = self.acct, self.striper
+        for name, sig, desc in [
+            ("snap_cycles",    a.s_cycles,    "Snapshot: cycles from start."),
+            ("snap_bytes_in",  a.s_bytes_in,  "Snapshot: bytes that reached the recorder (kept + dropped)."),
+            ("snap_kept",      a.s_kept,      "Snapshot: bytes kept (taken into the ring)."),
+            ("snap_dropped",   a.s_dropped,   "Snapshot: bytes dropped."),
+            ("snap_committed", a.s_committed, "Snapshot: chunks written to the SSDs (record) / handed out (replay)."),
+            ("snap_level",     a.s_level,     "Snapshot: chunks in the ring."),
+            ("drops",          a.drops,       "Drop events (the log holds the first ones)."),
+            ("stalls",         a.stalls,      "Cycles the input waited for room (lossless)."),
+            ("surplus",        a.surplus_bytes, "Bytes discarded outside recordings (flush_surplus / drop)."),
+            ("peak",           a.peak,        "Highest number of chunks in the ring."),
+            ("requested",      s.requested,   "Data commands issued."),
+            ("released",       self.released, "Record: chunks written, in order; replay: chunks handed out."),
+            ("bytes_out",      self.reader.bytes_out, "Replay: bytes handed out."),
+            ("err_status",     s.err_status,  "CQE status of the failing command."),
+            ("err_port",       s.err_port,    "Port of the failing command."),
+            ("err_lba",        s.err_lba,     "LBA of the failing command."),
+            ("err_op",         s.err_op,      "Operation of the failing command (0 read, 1 write, 2 flush, 3 deallocate)."),
+            ("addr_last_lba",  self.addr_last_lba,  "LBA of the last chunk written (record) or read (replay), in order."),
+            ("addr_last_port", self.addr_last_port, "Its port."),
+            ("trigger_pos",    self.trigger_pos, "Ring: bytes kept before the trigger."),
+            ("rows",           self.check.rows, "Rows of the region (computed by the check)."),
+            ("capacity",       self.check.capacity, "Chunks the region holds."),
+            ("trimmed_rows",   s.trimmed_rows, "Trim ahead: rows deallocated."),
+            ("trims",          s.trims,       "Trim ahead: Dataset Management commands issued."),
+            ("early_last",     self.early_last, "Input packets that ended before their chunk (check_last)."),
+            ("keep_errors",    self.keep_errors, "Input words with a keep that is not allowed."),
+            ("log_pos",        a.log_pos,     "Drop log entry: input position (bytes) of the drop."),
+            ("log_len",        a.log_len,     "Drop log entry: bytes dropped."),
+            ("log_abort",      a.log_abort,   "Drop log entry: 1 = the partly filled chunk an abort dropped."),
+        ]:
+            status(name, sig, desc)

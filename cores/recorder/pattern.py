@@ -58,6 +58,196 @@ def pattern_word_py(seed, i):
         return x
     return xs(xs((seed + i) & 0xffffffff))
 
+def pattern_bytes_py(seed, offset, length):
+    """Bytes ``offset .. offset+length-1`` of the pattern stream with ``seed`` (little-endian words)."""
+    import struct
+    w0 = offset//4
+    w1 = (offset + length + 3)//4
+    data = b"".join(struct.pack("<I", pattern_word_py(seed, i)) for i in range(w0, w1))
+    return data[offset - 4*w0:offset - 4*w0 + length]
+
+# Rate limiter -------------------------------------------------------------------------------------
+
+class RateTicker(LiteXModule):
+    """``tick`` on average ``rate``/65536 times per cycle (``rate`` 0: every cycle)."""
+    def __init__(self):
+        self.rate = Signal(16)
+        self.tick = Signal()
+        acc = Signal(17)
+        self.comb += self.tick.eq((self.rate == 0) | acc[16])
+        self.sync += acc.eq(acc[:16] + self.rate)
+
+# Pattern Source -----------------------------------------------------------------------------------
+
+class PatternSource(LiteXModule):
+    """``beats`` beats of the test pattern with ``seed`` (0: until ``stop``), ``last`` on the final
+    beat (and every ``packet_beats`` beats when set), ``keep`` all ones.
+
+    lossless (``strict`` = 0): a produced beat waits for ``ready`` (up to 16 beats of credit);
+    strict: a beat is offered in the cycle it is produced and lost if not taken (``lost``), like an
+    ADC. Counters are 64-bit."""
+    def __init__(self, data_width):
+        self.source   = source = stream.Endpoint([("data", data_width), ("keep", data_width//8)])
+        self.start    = Signal()
+        self.stop     = Signal()
+        self.seed     = Signal(32)
+        self.beats    = Signal(64)
+        self.rate     = Signal(16)
+        self.strict   = Signal()
+        self.packet_beats = Signal(32)   # `last` every packet_beats beats (0: only at the end).
+        self.busy     = Signal()
+        self.produced = Signal(64)       # Beats produced (taken + lost).
+        self.lost     = Signal(64)
+
+        # # #
+
+        self.ticker = ticker = RateTicker()
+        self.comb += ticker.rate.eq(self.rate)
+        credit = Signal(5)
+        data, stmts = pattern_beat(self.seed, self.produced, data_width)
+        self.comb += stmts + [source.data.eq(data), source.keep.eq(2**(data_width//8) - 1)]
+        pkt  = Signal(32)
+        last = Signal()
+        self.comb += [
+            last.eq((self.beats != 0) & (self.produced + 1 == self.beats)),
+            source.last.eq(last | ((self.packet_beats != 0) & (pkt + 1 == self.packet_beats))),
+        ]
+        self.comb += If(self.busy,
+            If(self.strict,
+                source.valid.eq(ticker.tick)
+            ).Else(
+                source.valid.eq((credit != 0) | ticker.tick)
+            )
+        )
+        produce = Signal()
+        self.comb += produce.eq(source.valid & (source.ready | self.strict))
+        self.sync += [
+            If(self.start,
+                self.busy.eq(1), self.produced.eq(0), self.lost.eq(0), credit.eq(0), pkt.eq(0),
+            ).Elif(self.stop,
+                self.busy.eq(0),
+            ).Elif(self.busy,
+                If(produce,
+                    self.produced.eq(self.produced + 1),
+                    If(~source.ready, self.lost.eq(self.lost + 1)),
+                    If(source.last & ~last, pkt.eq(0)).Else(pkt.eq(pkt + 1)),
+                    If(last, self.busy.eq(0)),
+                ),
+                # Credits of the lossless mode: ticks not yet turned into a taken beat.
+                If(~self.strict,
+                    If(ticker.tick & ~(source.valid & source.ready),
+                        If(credit != 16, credit.eq(credit + 1))
+                    ).Elif(~ticker.tick & source.valid & source.ready & (credit != 0),
+                        credit.eq(credit - 1)
+                    )
+                ),
+            )
+        ]
+
+# Pattern Checker ----------------------------------------------------------------------------------
+
+class PatternChecker(LiteXModule):
+    """Compares incoming beats with the test pattern (``seed``); ``beats`` expected (0: any).
+
+    ``errors``: 32-bit words that differ; ``first_error``: beat index of the first differing beat;
+    ``extra``: beats received beyond ``beats`` (length error); ``checked``: beats received;
+    ``last_at``: beats received up to and including the first ``last`` (0: none). 64-bit."""
+    def __init__(self, data_width):
+        self.sink        = sink = stream.Endpoint([("data", data_width), ("keep", data_width//8)])
+        self.start       = Signal()
+        self.seed        = Signal(32)
+        self.beats       = Signal(64)
+        self.checked     = Signal(64)
+        self.errors      = Signal(64)
+        self.first_error = Signal(64)
+        self.extra       = Signal(64)
+        self.last_at     = Signal(64)
+
+        # # #
+
+        nw = data_width//32
+        exp, stmts = pattern_beat(self.seed, self.checked, data_width)
+        self.comb += stmts
+        diff = Signal(nw)
+        # Bytes beyond `keep` (the final beat of an exact-length replay) are not compared.
+        self.comb += [diff[l].eq((sink.data[32*l:32*(l+1)] != exp[32*l:32*(l+1)]) & sink.keep[4*l])
+            for l in range(nw)]
+        ndiff = Signal(max=nw + 1)
+        self.comb += ndiff.eq(sum(diff[l] for l in range(nw)))
+        self.comb += sink.ready.eq(1)
+        self.sync += [
+            If(self.start,
+                self.checked.eq(0), self.errors.eq(0), self.first_error.eq(0), self.extra.eq(0),
+                self.last_at.eq(0),
+            ).Elif(sink.valid,
+                self.checked.eq(self.checked + 1),
+                If(sink.last & (self.last_at == 0), self.last_at.eq(self.checked + 1)),
+                If((self.beats != 0) & (self.checked >= self.beats),
+                    self.extra.eq(self.extra + 1)
+                ).Elif(diff != 0,
+                    If(self.errors == 0, self.first_error.eq(self.checked)),
+                    self.errors.eq(self.errors + ndiff),
+                ),
+            )
+        ]
+
+# Test streams with CSRs ---------------------------------------------------------------------------
+
+class TestStreams(LiteXModule):
+    """Pattern source (a record input) and checker (a replay output) with CSRs."""
+    def __init__(self, data_width):
+        self.gen    = gen   = PatternSource(data_width)
+        self.check  = check = PatternChecker(data_width)
+        self.source = gen.source
+        self.sink   = check.sink
+        self.run    = Signal()     # Pulse: a recording starts (starts the source if gen_on_run).
+
+    def add_csr(self):
+        gen, check = self.gen, self.check
+        self._ctrl = CSRStorage(description="Test streams control.", fields=[
+            CSRField("gen_start",   size=1, pulse=True, description="Start the pattern source."),
+            CSRField("gen_stop",    size=1, pulse=True, description="Stop the pattern source."),
+            CSRField("check_start", size=1, pulse=True, description="Reset the checker's counters."),
+            CSRField("strict",      size=1, offset=4, description="Source: 1 = a beat not taken when produced is lost (like an ADC), 0 = it waits."),
+            CSRField("gen_on_run",  size=1, offset=5, description="Start the source in the cycle the next recording starts."),
+        ])
+        self.comb += [
+            gen.start.eq(self._ctrl.fields.gen_start | (self._ctrl.fields.gen_on_run & self.run)),
+            gen.stop.eq(self._ctrl.fields.gen_stop),
+            check.start.eq(self._ctrl.fields.check_start),
+            gen.strict.eq(self._ctrl.fields.strict),
+        ]
+        self._gen_seed   = CSRStorage(32, description="Source pattern seed.")
+        self._gen_beats  = CSRStorage(64, description="Source beats (0: until stopped); ``last`` on the final beat.")
+        self._gen_rate   = CSRStorage(16, description="Source rate: beats per cycle x 65536 (0: every cycle).")
+        self._gen_packet = CSRStorage(32, description="Source packet length in beats (``last`` on its final beat; 0: none).")
+        self._check_seed  = CSRStorage(32, description="Checker pattern seed.")
+        self._check_beats = CSRStorage(64, description="Checker: expected beats (0: any).")
+        self._gen_busy     = CSRStatus(description="Source running.")
+        self._gen_produced = CSRStatus(64, description="Beats produced (taken + lost).")
+        self._gen_lost     = CSRStatus(64, description="Beats lost (strict mode).")
+        self._check_checked = CSRStatus(64, description="Beats checked.")
+        self._check_errors  = CSRStatus(64, description="32-bit words that differ from the pattern.")
+        self._check_first   = CSRStatus(64, description="Beat index of the first differing beat.")
+        self._check_extra   = CSRStatus(64, description="Beats received beyond the expected length.")
+        self._check_last_at = CSRStatus(64, description="Beats received up to the first ``last`` (0: none yet).")
+        self.comb += [
+            gen.seed.eq(self._gen_seed.storage),
+            gen.beats.eq(self._gen_beats.storage),
+            gen.rate.eq(self._gen_rate.storage),
+            gen.packet_beats.eq(self._gen_packet.storage),
+            check.seed.eq(self._check_seed.storage),
+            check.beats.eq(self._check_beats.storage),
+            self._gen_busy.status.eq(gen.busy),
+            self._gen_produced.status.eq(gen.produced),
+            self._gen_lost.status.eq(gen.lost),
+            self._check_checked.status.eq(check.checked),
+            self._check_errors.status.eq(check.errors),
+            self._check_first.status.eq(check.first_error),
+            self._check_extra.status.eq(check.extra),
+            self._check_last_at.status.eq(check.last_at),
+        ]
+
 # DRAM Pattern Engine ------------------------------------------------------------------------------
 
 class DRAMPatternEngine(LiteXModule):

@@ -25,7 +25,7 @@
 #define RD64(port, name)    literec_csr_read64(REG(port, name))
 #define WR64(port, name, v) literec_csr_write64(REG(port, name), (v))
 
-static int get_port(int nb_params, char **params, int idx, int *port)
+int nvme_arg_port(int nb_params, char **params, int idx, int *port)
 {
 	unsigned long v;
 	*port = 0;
@@ -39,7 +39,7 @@ static int get_port(int nb_params, char **params, int idx, int *port)
 	return 0;
 }
 
-static int need_init(int port)
+int nvme_need_init(int port)
 {
 	if (!nvme_ctrls[port].initialized) {
 		printf("Error: nvme%d: %s\n", port, nvme_strerror(NVME_ERR_NO_INIT));
@@ -89,7 +89,7 @@ static void nvme_init_handler(int nb_params, char **params)
 {
 	int port, r;
 	struct nvme_ctrl *c;
-	if (get_port(nb_params, params, 0, &port))
+	if (nvme_arg_port(nb_params, params, 0, &port))
 		return;
 	r = nvme_init(port, 1);
 	if (r) {
@@ -114,7 +114,7 @@ static void nvme_id_handler(int nb_params, char **params)
 {
 	int port;
 	struct nvme_ctrl *c;
-	if (get_port(nb_params, params, 0, &port) || need_init(port))
+	if (nvme_arg_port(nb_params, params, 0, &port) || nvme_need_init(port))
 		return;
 	c = &nvme_ctrls[port];
 	printf("nvme%d identity:\n", port);
@@ -167,7 +167,7 @@ static void nvme_smart_handler(int nb_params, char **params)
 	int port, r, temp;
 	volatile uint8_t *b;
 	uint64_t dur, duw;
-	if (get_port(nb_params, params, 0, &port) || need_init(port))
+	if (nvme_arg_port(nb_params, params, 0, &port) || nvme_need_init(port))
 		return;
 	r = nvme_get_log(port, 0x02, 0xffffffff, 512, &b);
 	if (r) {
@@ -211,7 +211,7 @@ static void nvme_errlog_handler(int nb_params, char **params)
 {
 	int port, r, i, shown = 0;
 	volatile uint8_t *b;
-	if (get_port(nb_params, params, 0, &port) || need_init(port))
+	if (nvme_arg_port(nb_params, params, 0, &port) || nvme_need_init(port))
 		return;
 	r = nvme_get_log(port, 0x01, 0xffffffff, 4096, &b);
 	if (r) {
@@ -253,7 +253,7 @@ static void nvme_feature_handler(int nb_params, char **params)
 		printf("Error: invalid value '%s': a 32-bit number\n", params[1]);
 		return;
 	}
-	if (get_port(nb_params, params, 2, &port) || need_init(port))
+	if (nvme_arg_port(nb_params, params, 2, &port) || nvme_need_init(port))
 		return;
 	r = set ? nvme_set_feature(port, fid, val, &dw0) : nvme_get_feature(port, fid, 0, &dw0);
 	if (r) {
@@ -322,7 +322,7 @@ static void rw_handler(int op, const char *name, int nb_params, char **params)
 		printf("Error: invalid address '%s'\n", params[2]);
 		return;
 	}
-	if (get_port(nb_params, params, 3, &port))
+	if (nvme_arg_port(nb_params, params, 3, &port))
 		return;
 	if (nvme_io_check(port, op, lba, blocks, addr))
 		return;
@@ -353,7 +353,7 @@ static void nvme_raw_handler(int nb_params, char **params)
 		printf("Error: invalid LBA or block count (1..65536)\n");
 		return;
 	}
-	if (get_port(nb_params, params, 3, &port))
+	if (nvme_arg_port(nb_params, params, 3, &port))
 		return;
 	r = nvme_io_unchecked(port, op, lba, blocks, PCIE_DRAM_WINDOW_BASE, &cycles);
 	io_result(port, "nvme_raw", op, lba, blocks, PCIE_DRAM_WINDOW_BASE, r, cycles);
@@ -365,7 +365,7 @@ static void nvme_flush_handler(int nb_params, char **params)
 {
 	uint64_t cycles = 0;
 	int port, r;
-	if (get_port(nb_params, params, 0, &port))
+	if (nvme_arg_port(nb_params, params, 0, &port))
 		return;
 	if (nvme_io_check(port, NVME_OP_FLUSH, 0, 0, 0))
 		return;
@@ -387,7 +387,7 @@ static void range_handler(int op, const char *name, uint16_t oncs_bit, int nb_pa
 		printf("Error: invalid LBA or block count\n");
 		return;
 	}
-	if (get_port(nb_params, params, 2, &port))
+	if (nvme_arg_port(nb_params, params, 2, &port))
 		return;
 	if (nvme_io_check(port, op, lba, blocks, 0))
 		return;
@@ -409,7 +409,7 @@ define_command(nvme_zero, nvme_zero_handler, "Write Zeroes: nvme_zero <lba> <blo
 static void nvme_shutdown_handler(int nb_params, char **params)
 {
 	int port, r;
-	if (get_port(nb_params, params, 0, &port))
+	if (nvme_arg_port(nb_params, params, 0, &port))
 		return;
 	r = nvme_shutdown(port);
 	if (r) {
@@ -426,7 +426,7 @@ static void nvme_status_handler(int nb_params, char **params)
 	struct nvme_engine_status st;
 	uint32_t csts;
 	int port, err;
-	if (get_port(nb_params, params, 0, &port))
+	if (nvme_arg_port(nb_params, params, 0, &port))
 		return;
 	nvme_engine_status(port, &st);
 	printf("nvme%d: %s\n", port, nvme_ctrls[port].initialized ? "initialized" : "not initialized");
@@ -464,7 +464,7 @@ static void nvme_timeout_handler(int nb_params, char **params)
 		printf("Error: invalid timeout '%s': 1..60000 ms\n", params[0]);
 		return;
 	}
-	if (get_port(nb_params, params, 1, &port))
+	if (nvme_arg_port(nb_params, params, 1, &port))
 		return;
 	nvme_ctrls[port].timeout_ms = ms;
 	WR(port, TIMEOUT, (uint32_t)literec_us_to_cycles((uint64_t)ms*1000));
@@ -472,159 +472,5 @@ static void nvme_timeout_handler(int nb_params, char **params)
 }
 define_command(nvme_timeout, nvme_timeout_handler, "Command timeout in ms (modeled time): nvme_timeout <ms> [port]", LITEREC_CMDS);
 
-/* nvme_bench ------------------------------------------------------------------------------------- */
-
-/* The request generator and statistics are built with the benchmark (NVMeHost with_bench). */
-#ifdef CSR_NVME0_GEN_CTRL_ADDR
-
-/* Payload limit of a link direction (MB/s, x1000): lanes x lane rate x MPS / (MPS + overhead),
- * before the DLLP/SKP share (REFERENCE.md). overhead: 20 B per CplD, 24 B per 4-dword MWr. */
-static uint64_t link_limit_kbps(int gen, int width, int mps, int overhead)
-{
-	/* Lane rates in kB/s: Gen1 250000, Gen2 500000, Gen3 984615, Gen4 1969231. */
-	static const uint64_t lane[] = {0, 250000, 500000, 984615, 1969231};
-	if (gen < 1 || gen > 4)
-		return 0;
-	return lane[gen]*width*mps/(mps + overhead);
-}
-
-static void nvme_bench_handler(int nb_params, char **params)
-{
-	unsigned long kib, qd, mib;
-	int port, random, op, r;
-	struct nvme_ctrl *c;
-	struct nvme_engine_status st;
-	uint64_t blocks, count, range, mask, ring, cycles, bytes, cmds, lat_sum, lat_max, errors, pushes;
-	uint64_t limit, mbps_x1000, iops, t0, timeout;
-	(void)r;
-	if (nb_params < 5) {
-		printf("nvme_bench <seq|rand> <read|write> <kib> <qd> <mib> [port]\n");
-		return;
-	}
-	if (!strcmp(params[0], "seq")) random = 0;
-	else if (!strcmp(params[0], "rand")) random = 1;
-	else { printf("Error: pattern '%s': allowed seq or rand\n", params[0]); return; }
-	if (!strcmp(params[1], "read")) op = NVME_OP_READ;
-	else if (!strcmp(params[1], "write")) op = NVME_OP_WRITE;
-	else { printf("Error: operation '%s': allowed read or write\n", params[1]); return; }
-	if (get_port(nb_params, params, 5, &port) || need_init(port))
-		return;
-	c = &nvme_ctrls[port];
-	if (literec_parse_ulong(params[2], &kib) || kib == 0 || (kib & (kib - 1)) ||
-	    ((kib*1024) >> c->lba_shift) == 0 || kib > 16384) {
-		printf("Error: command size '%s' KiB: a power of two, at least one LBA (%lu B), at most 16384\n",
-			params[2], (unsigned long)c->lba_size);
-		return;
-	}
-	if (literec_parse_ulong(params[3], &qd) || qd == 0 || qd > (unsigned long)c->io_qsize - 1) {
-		printf("Error: queue depth '%s': 1..%d (I/O queue of %d entries)\n", params[3], c->io_qsize - 1, c->io_qsize);
-		return;
-	}
-	if (literec_parse_ulong(params[4], &mib) || mib == 0 || mib*1024 < kib || mib > 1048576) {
-		printf("Error: total '%s' MiB: at least one command, at most 1048576 MiB\n", params[4]);
-		return;
-	}
-	blocks = ((uint64_t)kib*1024) >> c->lba_shift;
-	count  = (uint64_t)mib*1024/kib;
-	/* Sequential: from LBA 0 (wrapping is not allowed); random: power-of-two range within the namespace. */
-	range = 1;
-	while (range*2 <= c->nsze)
-		range *= 2;
-	if (!random && blocks*count > c->nsze) {
-		printf("Error: %lu MiB do not fit in the namespace (%llu MB)\n", mib,
-			(unsigned long long)((c->nsze << c->lba_shift)/1000000));
-		return;
-	}
-	if (random && range < blocks) {
-		printf("Error: the namespace is smaller than one command\n");
-		return;
-	}
-	mask = range - 1;
-	/* Buffers: a ring of up to 64 MiB at the start of the DRAM window. */
-	ring = 64ULL << 20;
-	if (ring > PCIE_DRAM_WINDOW_SIZE)
-		ring = PCIE_DRAM_WINDOW_SIZE;
-
-	nvme_engine_status(port, &st);
-	if (st.error) {
-		nvme_report_engine(port);
-		return;
-	}
-	nvme_engine_set_qd(port, qd);
-	WR64(port, GEN_LBA, 0);
-	WR64(port, GEN_MASK, mask);
-	WR(port, GEN_BLOCKS, blocks);
-	WR(port, GEN_COUNT, count);
-	WR(port, GEN_ADR, PCIE_DRAM_WINDOW_BASE);
-	WR(port, GEN_ADR_MASK, ring - 1);
-	WR(port, GEN_SEED, 0x1234567);
-	/* Statistics from now on; the generator feeds the engine (no CPU work per command). */
-	WR(port, CTRL, (1 << CSR_NVME0_CTRL_ENABLE_OFFSET) | (1 << CSR_NVME0_CTRL_STATS_CLEAR_OFFSET) |
-		(1 << CSR_NVME0_CTRL_SOURCE_OFFSET));
-	WR(port, GEN_CTRL, (1 << CSR_NVME0_GEN_CTRL_START_OFFSET) | (random << CSR_NVME0_GEN_CTRL_RANDOM_OFFSET) |
-		(op << CSR_NVME0_GEN_CTRL_OP_OFFSET));
-	t0 = literec_cycles();
-	timeout = literec_us_to_cycles(600000000ULL);   /* 600 s of modeled time */
-	for (;;) {
-		nvme_engine_status(port, &st);
-		if (RD64(port, ST_COMMANDS) >= count && st.outstanding == 0)
-			break;
-		if (st.error && (st.outstanding == 0 || st.err_status == NVME_STATUS_TIMEOUT))
-			break;
-		if (literec_cycles() - t0 > timeout) {
-			printf("Error: benchmark did not finish in 600 s of modeled time\n");
-			break;
-		}
-	}
-	nvme_engine_status(port, &st);    /* Error and counters of the final state. */
-	WR(port, CTRL, (1 << CSR_NVME0_CTRL_ENABLE_OFFSET));    /* Back to CPU requests. */
-	nvme_engine_set_qd(port, c->io_qsize - 1);
-	/* 64-bit counters of commands, bytes and cycles (32 bits of cycles wrap after 21.5 s at 200 MHz). */
-	cmds    = RD64(port, ST_COMMANDS);
-	bytes   = RD64(port, ST_BYTES);
-	lat_sum = RD64(port, ST_LAT_SUM);
-	lat_max = RD(port, ST_LAT_MAX);
-	errors  = RD64(port, ST_ERRORS);
-	cycles  = RD64(port, ST_ELAPSED);
-	pushes  = RD(port, REQ_PUSHES);
-	if (st.error) {
-		nvme_report_engine(port);
-		printf("RESULT name=nvme_bench ok=0 commands=%llu errors=%llu\n", (unsigned long long)cmds,
-			(unsigned long long)errors);
-		return;
-	}
-	if (cycles == 0)
-		cycles = 1;
-	/* NVMe Write: our CplD carry the data (20 B per TLP: 3-dword header + framing + LCRC).
-	 * NVMe Read: the SSD's MWr carry it; the DMA windows lie below 4 GiB, so they have a 3-dword
-	 * header too (20 B; a 64-bit address would cost 24 B). */
-	limit = link_limit_kbps(pcie_devs[port].link_gen, pcie_devs[port].link_width, pcie_devs[port].mps, 20);
-	mbps_x1000 = bytes*(CONFIG_CLOCK_FREQUENCY/1000)/cycles;            /* kB/s = MB/s x 1000 */
-	iops = cmds*CONFIG_CLOCK_FREQUENCY/cycles;
-	printf("nvme%d: %s %s %lu KiB QD %lu: %llu commands, %llu bytes in %llu cycles (%llu us): ",
-		port, params[0], params[1], kib, qd, (unsigned long long)cmds, (unsigned long long)bytes,
-		(unsigned long long)cycles, (unsigned long long)(cycles*1000000/CONFIG_CLOCK_FREQUENCY));
-	literec_print_fixed(mbps_x1000, 3);
-	printf(" MB/s, %llu IOPS\n", (unsigned long long)iops);
-	printf("RESULT name=nvme_bench pattern=%s op=%s kib=%lu qd=%lu commands=%llu bytes=%llu cycles=%llu mbps=",
-		params[0], params[1], kib, qd, (unsigned long long)cmds, (unsigned long long)bytes,
-		(unsigned long long)cycles);
-	literec_print_fixed(mbps_x1000, 3);
-	printf(" iops=%llu lat_mean_us=", (unsigned long long)iops);
-	literec_print_fixed(lat_sum*1000000/(cmds ? cmds : 1)/(CONFIG_CLOCK_FREQUENCY/1000), 3);
-	printf(" lat_max_us=");
-	literec_print_fixed(lat_max*1000000/(CONFIG_CLOCK_FREQUENCY/1000), 3);
-	printf(" link_limit_mbps=");
-	literec_print_fixed(limit, 3);
-	printf(" ratio=");
-	literec_print_fixed(limit ? mbps_x1000*10000/limit : 0, 4);
-	printf(" link_limit_iops=%llu iops_ratio=", (unsigned long long)(limit*1000/((uint64_t)kib*1024)));
-	literec_print_fixed(limit ? iops*((uint64_t)kib*1024)*10000/(limit*1000) : 0, 4);
-	printf(" cpu_requests=%llu cpu_requests_per_cmd=", (unsigned long long)pushes);
-	literec_print_fixed(pushes*1000/(cmds ? cmds : 1), 3);
-	printf("\n");
-}
-define_command(nvme_bench, nvme_bench_handler, "Benchmark: nvme_bench <seq|rand> <read|write> <kib> <qd> <mib> [port]", LITEREC_CMDS);
-#endif /* CSR_NVME0_GEN_CTRL_ADDR */
 
 #endif

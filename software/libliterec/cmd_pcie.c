@@ -278,12 +278,17 @@ static void pcie_stats_handler(int nb_params, char **params)
 }
 define_command(pcie_stats, pcie_stats_handler, "Root-complex counters (refused DMA, errors): pcie_stats [port]", LITEREC_CMDS);
 
-/* At boot: release PERST#, enumerate each port (20 ms of modeled time for the link), one line each. */
+/* At boot: release PERST#, enumerate each port, one line each. The link gets 20 ms of modeled time,
+ * or PCIE_BOOT_LINK_TIMEOUT_US of a board (its PERST# sequencer holds PERST# >= 100 ms after reset,
+ * then the SSD trains). */
+#ifndef PCIE_BOOT_LINK_TIMEOUT_US
+#define PCIE_BOOT_LINK_TIMEOUT_US 20000
+#endif
 static void pcie_boot_init(void)
 {
 	int port, r;
 	for (port = 0; port < pcie_nports(); port++) {
-		r = pcie_enumerate_timeout(port, 0, 20000);
+		r = pcie_enumerate_timeout(port, 0, PCIE_BOOT_LINK_TIMEOUT_US);
 		if (r != PCIE_OK) {
 			printf("pcie%d: %s\n", port, pcie_strerror(r));
 			continue;

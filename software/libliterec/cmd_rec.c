@@ -15,6 +15,7 @@
 #include <bios/command.h>
 
 #include "literec.h"
+#include "pcie.h"
 
 static void rec_info_handler(int nb_params, char **params)
 {
@@ -29,7 +30,15 @@ static void rec_info_handler(int nb_params, char **params)
 	printf("  SSD ports      : %d\n", LITEREC_SSD_PORTS);
 	printf("  chunk size     : %lu KiB\n", (unsigned long)(LITEREC_CHUNK_SIZE >> 10));
 	printf("  PCIe datapath  : %d bits\n", LITEREC_PCIE_DATA_WIDTH);
-	printf("RESULT name=rec_info sys_clk_hz=%lu dram_bytes=%lu ssd_ports=%d chunk_bytes=%lu pcie_data_width=%d\n",
+#ifdef LITEREC_DRAM_PEAK_MBPS
+	/* Every recorded (or replayed) byte crosses the DRAM twice: the ceiling is half the peak. */
+	printf("  DRAM bandwidth : %d MB/s peak, recording ceiling %d MB/s (each byte crosses the DRAM twice)\n",
+		LITEREC_DRAM_PEAK_MBPS, LITEREC_DRAM_CEILING_MBPS);
+	printf("  SSD links      : %d x Gen%d x%d, %d MB/s each, %d MB/s in all: %s\n",
+		LITEREC_SSD_PORTS, LITEREC_LINK_GEN, LITEREC_LINK_WIDTH, LITEREC_LINK_MBPS, LITEREC_LINKS_MBPS,
+		LITEREC_LINKS_MBPS > LITEREC_DRAM_CEILING_MBPS ? "bound by the DRAM" : "within the DRAM ceiling");
+#endif
+	printf("RESULT name=rec_info sys_clk_hz=%lu dram_bytes=%lu ssd_ports=%d chunk_bytes=%lu pcie_data_width=%d",
 		(unsigned long)CONFIG_CLOCK_FREQUENCY,
 #ifdef MAIN_RAM_SIZE
 		(unsigned long)MAIN_RAM_SIZE,
@@ -37,6 +46,12 @@ static void rec_info_handler(int nb_params, char **params)
 		0UL,
 #endif
 		LITEREC_SSD_PORTS, (unsigned long)LITEREC_CHUNK_SIZE, LITEREC_PCIE_DATA_WIDTH);
+#ifdef LITEREC_DRAM_PEAK_MBPS
+	printf(" dram_peak_mbps=%d dram_ceiling_mbps=%d link_mbps=%d links_mbps=%d dram_bound=%d",
+		LITEREC_DRAM_PEAK_MBPS, LITEREC_DRAM_CEILING_MBPS, LITEREC_LINK_MBPS, LITEREC_LINKS_MBPS,
+		LITEREC_LINKS_MBPS > LITEREC_DRAM_CEILING_MBPS);
+#endif
+	printf("\n");
 }
 define_command(rec_info, rec_info_handler, "Recorder build configuration (clock, DRAM, SSD ports, chunk)", LITEREC_CMDS);
 
@@ -180,3 +195,13 @@ report:
 		errors ? first*4 : 0);
 }
 define_command(rec_check, rec_check_handler, "Check a test pattern in DRAM: rec_check <addr> <bytes> [seed]", LITEREC_CMDS);
+
+/* Modeled time since power-up (64-bit timer): the simulation's speed is measured against it. ---- */
+
+static void rec_uptime_handler(int nb_params, char **params)
+{
+	uint64_t c = literec_cycles();
+	printf("RESULT name=uptime cycles=%llu us=%llu\n", (unsigned long long)c,
+		(unsigned long long)(c/(CONFIG_CLOCK_FREQUENCY/1000000)));
+}
+define_command(rec_uptime, rec_uptime_handler, "Modeled time since power-up (64-bit cycle counter)", LITEREC_CMDS);

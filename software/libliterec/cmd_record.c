@@ -1,13 +1,18 @@
 // This file is part of LiteRecorder.
 // SPDX-License-Identifier: BSD-2-Clause
 //
-// Record / replay BIOS commands: the recorder datapath (cores/recorder/core.py) moves a data stream
-// through the LiteDRAM ring to the SSDs (chunks striped over the selected ports) and back. The CPU
-// configures, starts and waits; it does no work per chunk.
+// Record / replay: the recorder datapath (cores/recorder) moves a stream (the test pattern or the
+// user's, selected at run time) through the LiteDRAM ring to the SSDs (chunks striped over the
+// selected ports) and back. The CPU configures, starts and polls; it does no work per chunk.
 //
-//   rec_record <lba> <mib> [seed=N] [rate=MBps] [strict=0|1] [ports=all|N] [chunk=KiB] [qd=N] [stop=MiB] [abort=MiB]
-//   rec_replay <lba> <mib> [seed=N] [ports=all|N] [chunk=KiB] [qd=N]
-//   rec_status
+//   rec_start <lba|auto> <mib|until-stop[=<mib>]|ring=<mib>> [input=pattern|user] [policy=lossless|drop]
+//             [post=<mib>] [trim-ahead=<mib>] [flush=0|1] [arm=1] [chunk=KiB] [ports=all|N] [qd=N]
+//             [seed=N] [rate=MBps] [strict=0|1]
+//   rec_stop, rec_abort, rec_trigger, rec_wait [timeout_ms], rec_status, rec_drops [first] [count]
+//   play_start <lba> <mib> | id=<n> [output=checker|user] [bytes=N] [region=<mib>] [from=<chunk>] ...
+//   rec_record <lba|auto> <mib> [...]   rec_replay <lba> <mib> | id=<n> [...]   (blocking, test streams)
+//
+// Every recording enters the drives' catalog (catalog.h) when they have one: see "Catalog" below.
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,11 +24,13 @@
 #include <generated/soc.h>
 
 #include <bios/command.h>
+#include <libbase/console.h>
 
 #include "literec.h"
 #include "pcie.h"
 #include "nvme.h"
 #include "record.h"
+#include "catalog.h"
 
 #if defined(CSR_RECORDER_BASE) && defined(CSR_NVME0_BASE)
 
@@ -31,20 +38,35 @@
 #define WORD   RECORDER_WORD_BYTES
 /* Chunk commands in flight per SSD unless qd= says otherwise (32 x 128 KiB: 4 MiB per drive). */
 #define REC_DEFAULT_QD_PER_PORT 32
+#define STATUS_CODE(st) (((st) >> CSR_RECORDER_STATUS_CODE_OFFSET) & ((1 << CSR_RECORDER_STATUS_CODE_SIZE) - 1))
+#define STATUS_BIT(st, f) (((st) >> CSR_RECORDER_STATUS_##f##_OFFSET) & 1)
+
+static struct rec_job cur_job;
+static int cur_valid;
+
+struct rec_job *rec_current_job(void) { return cur_valid ? &cur_job : NULL; }
 
 /* Jobs ------------------------------------------------------------------------------------------ */
 
 void rec_job_init(struct rec_job *j)
 {
 	memset(j, 0, sizeof(*j));
-	j->seed  = 1;
-	j->mask  = 1;
-	j->chunk = LITEREC_CHUNK_SIZE;
+	j->seed   = 1;
+	j->mask   = 1;
+	j->chunk  = LITEREC_CHUNK_SIZE;
+	j->mode   = REC_MODE_FIXED;
+	j->input  = REC_INPUT_PATTERN >= 0 ? REC_INPUT_PATTERN : REC_INPUT_USER;
+	j->output = REC_OUTPUT_CHECKER >= 0 ? REC_OUTPUT_CHECKER : REC_OUTPUT_USER;
 }
 
 uint64_t rec_kbps(uint64_t bytes, uint64_t cycles)
 {
-	return cycles ? bytes*(CONFIG_CLOCK_FREQUENCY/1000)/cycles : 0;
+	/* bytes * f / cycles / 1000 without overflowing 64 bits for long recordings. */
+	if (!cycles)
+		return 0;
+	if (bytes < (1ULL << 34))
+		return bytes*(CONFIG_CLOCK_FREQUENCY/1000)/cycles;
+	return (bytes/cycles)*(CONFIG_CLOCK_FREQUENCY/1000) + (bytes % cycles)*(CONFIG_CLOCK_FREQUENCY/1000)/cycles;
 }
 
 void rec_print_ports(uint32_t mask)
@@ -57,16 +79,62 @@ void rec_print_ports(uint32_t mask)
 		}
 }
 
+const char *rec_status_str(int s)
+{
+	switch (s) {
+	case REC_STATUS_NONE:       return "running";
+	case REC_STATUS_COMPLETE:   return "complete";
+	case REC_STATUS_STOPPED:    return "stopped";
+	case REC_STATUS_ABORTED:    return "aborted";
+	case REC_STATUS_CAPACITY:   return "capacity reached";
+	case REC_STATUS_TRIGGERED:  return "triggered";
+	case REC_STATUS_INPUT_END:  return "input ended";
+	case REC_STATUS_ERR_RANGE:  return "range beyond the region or the namespace";
+	case REC_STATUS_ERR_ORDER:  return "first address greater than last address";
+	case REC_STATUS_ERR_ALIGN:  return "address not aligned on the chunk";
+	case REC_STATUS_ERR_CONFIG: return "invalid configuration";
+	case REC_STATUS_ERR_DEVICE: return "device error";
+	case REC_STATUS_ERR_TIMEOUT:return "command timeout";
+	}
+	return "unknown";
+}
+
+static const char *mode_str(struct rec_job *j)
+{
+	if (j->replay)
+		return "replay";
+	return j->mode == REC_MODE_RING ? "ring" : j->mode == REC_MODE_UNTIL_STOP ? "until-stop" : "fixed";
+}
+
 /* Source rate: beats per cycle x 65536 (0: every cycle). */
 static uint64_t source_rate(struct rec_job *j)
 {
 	return (uint64_t)j->rate_mbps*1000000ULL*65536/((uint64_t)WORD*CONFIG_CLOCK_FREQUENCY);
 }
 
+static int ports_in(uint32_t mask)
+{
+	int n = 0;
+	for (; mask; mask >>= 1)
+		n += mask & 1;
+	return n;
+}
+
+static int port_index(uint32_t mask, int k)
+{
+	/* The port of the k-th enabled port. */
+	int p;
+	for (p = 0; p < NPORTS; p++)
+		if (mask & (1u << p))
+			if (k-- == 0)
+				return p;
+	return 0;
+}
+
 int rec_job_check(struct rec_job *j)
 {
-	int p, i, n;
-	uint64_t rate = source_rate(j);
+	int p, n;
+	uint64_t rate = source_rate(j), cb, region_chunks;
 	if (j->rate_mbps && (rate == 0 || rate >= 65536)) {
 		printf("Error: rate %lu MB/s: 1..%llu MB/s (a %d-byte word per cycle at most), or 0 for unlimited\n",
 			j->rate_mbps, (unsigned long long)((uint64_t)WORD*CONFIG_CLOCK_FREQUENCY/1000000 - 1), WORD);
@@ -80,7 +148,18 @@ int rec_job_check(struct rec_job *j)
 		printf("Error: chunk of %lu bytes: a power of two from 4 KiB to 16 MiB\n", j->chunk);
 		return -1;
 	}
+	if (!j->replay && j->input < 0) {
+		printf("Error: this build has no such record input (inputs:%s%s)\n",
+			REC_INPUT_PATTERN >= 0 ? " pattern" : "", REC_INPUT_USER >= 0 ? " user" : "");
+		return -1;
+	}
+	if (j->replay && j->output < 0) {
+		printf("Error: this build has no such replay output (outputs:%s%s)\n",
+			REC_OUTPUT_CHECKER >= 0 ? " checker" : "", REC_OUTPUT_USER >= 0 ? " user" : "");
+		return -1;
+	}
 	/* Ports: initialized, healthy, one LBA size, chunk <= MDTS. */
+	j->nsze = 0;
 	for (p = 0, n = 0; p < NPORTS; p++) {
 		struct nvme_ctrl *c = &nvme_ctrls[p];
 		struct nvme_engine_status st;
@@ -108,6 +187,8 @@ int rec_job_check(struct rec_job *j)
 				j->chunk >> 10, p, (unsigned long)(c->max_xfer >> 10));
 			return -1;
 		}
+		if (n == 0 || c->nsze < j->nsze)
+			j->nsze = c->nsze;
 		n++;
 	}
 	j->nports = n;
@@ -115,335 +196,1297 @@ int rec_job_check(struct rec_job *j)
 		printf("Error: chunk of %lu bytes is smaller than an LBA (%lu bytes)\n", j->chunk, (unsigned long)j->lba_size);
 		return -1;
 	}
-	if (j->bytes == 0 || j->bytes % j->chunk) {
-		printf("Error: %llu bytes is not a whole, non-zero number of %lu KiB chunks\n",
-			(unsigned long long)j->bytes, j->chunk >> 10);
-		return -1;
-	}
-	j->chunks       = j->bytes/j->chunk;
-	j->chunk_blocks = j->chunk/j->lba_size;
-	/* LBA range on every port: port i (i-th selected) gets chunks i, i+n, ... */
-	for (p = 0, i = 0; p < NPORTS; p++) {
-		uint64_t count, end;
-		if (!(j->mask & (1u << p)))
-			continue;
-		count = (j->chunks - i + j->nports - 1)/j->nports;
-		end   = j->lba + count*j->chunk_blocks;
-		if (j->lba >= nvme_ctrls[p].nsze || end > nvme_ctrls[p].nsze) {
-			printf("Error: LBA %llu..%llu is outside nvme%d's namespace (LBA 0..%llu); nothing was sent\n",
-				(unsigned long long)j->lba, (unsigned long long)(end - 1), p,
-				(unsigned long long)(nvme_ctrls[p].nsze - 1));
+	cb = j->chunk/j->lba_size;
+	j->chunk_blocks = cb;
+	/* The region: rows of one chunk per port, from `lba`. */
+	if (j->replay || j->mode == REC_MODE_FIXED) {
+		if (j->bytes == 0 || (!j->replay && j->bytes % j->chunk)) {
+			printf("Error: %llu bytes is not a whole, non-zero number of %lu KiB chunks\n",
+				(unsigned long long)j->bytes, j->chunk >> 10);
 			return -1;
 		}
-		i++;
+		j->chunks = (j->bytes + j->chunk - 1)/j->chunk;
+		region_chunks = j->chunks;
+		if (j->replay && j->region_bytes) {
+			if (j->region_bytes % ((uint64_t)j->chunk*n)) {
+				printf("Error: region of %llu bytes is not a whole number of rows (%d x %lu KiB)\n",
+					(unsigned long long)j->region_bytes, n, j->chunk >> 10);
+				return -1;
+			}
+			region_chunks = j->region_bytes/j->chunk;
+		}
+		j->rows = (region_chunks + n - 1)/n;
+	} else if (j->mode == REC_MODE_RING || j->bytes) {
+		if (j->bytes == 0 || j->bytes % ((uint64_t)j->chunk*n)) {
+			printf("Error: region of %llu bytes is not a whole, non-zero number of rows (%d port%s x %lu KiB chunks)\n",
+				(unsigned long long)j->bytes, n, n > 1 ? "s" : "", j->chunk >> 10);
+			return -1;
+		}
+		j->rows = j->bytes/((uint64_t)j->chunk*n);
+	} else {
+		/* Until stop, to the end of the namespace. */
+		j->rows = j->lba < j->nsze ? (j->nsze - j->lba)/cb : 0;
+		if (j->rows == 0) {
+			printf("Error: LBA %llu leaves no room for a chunk in the namespace (LBA 0..%llu)\n",
+				(unsigned long long)j->lba, (unsigned long long)(j->nsze - 1));
+			return -1;
+		}
+	}
+	j->capacity = j->rows*n;
+	j->last_lba = j->lba + (j->rows - 1)*cb;
+	if (j->lba >= j->nsze || j->last_lba + cb > j->nsze || j->last_lba < j->lba) {
+		for (p = 0; !(j->mask & (1u << p)); p++);
+		printf("Error: LBA %llu..%llu is outside nvme%d's namespace (LBA 0..%llu); nothing was sent\n",
+			(unsigned long long)j->lba, (unsigned long long)(j->last_lba + cb - 1), p,
+			(unsigned long long)(j->nsze - 1));
+		return -1;
+	}
+	if (j->lba % cb) {
+		printf("Error: LBA %llu is not a multiple of the chunk (%lu LBAs): recordings start on a chunk\n",
+			(unsigned long long)j->lba, (unsigned long)cb);
+		return -1;
+	}
+	if (j->replay && j->start_chunk >= j->capacity) {
+		printf("Error: from=%llu: the region holds chunks 0..%llu\n", (unsigned long long)j->start_chunk,
+			(unsigned long long)(j->capacity - 1));
+		return -1;
+	}
+	j->start_lba  = j->lba + (j->start_chunk/n)*cb;
+	j->start_port = port_index(j->mask, j->start_chunk % n);
+	if (j->trim_bytes && j->replay) {
+		printf("Error: trim-ahead is for recordings\n");
+		return -1;
+	}
+	if (j->trim_bytes && (j->trim_bytes + (uint64_t)j->chunk*n - 1)/((uint64_t)j->chunk*n) >= j->rows) {
+		printf("Error: trim-ahead of %llu bytes reaches past the region (%llu rows of %d x %lu KiB)\n",
+			(unsigned long long)j->trim_bytes, (unsigned long long)j->rows, n, j->chunk >> 10);
+		return -1;
+	}
+	j->ring_slots = PCIE_DRAM_WINDOW_SIZE/j->chunk;
+	if (j->ring_slots > RECORDER_SLOTS)
+		j->ring_slots = RECORDER_SLOTS;
+	if (j->buffer_bytes) {
+		if (j->buffer_bytes/j->chunk < 2 || j->buffer_bytes/j->chunk > j->ring_slots) {
+			printf("Error: buffer of %llu KiB: 2 to %lu chunks of %lu KiB (the DRAM window, %d slots at most)\n",
+				(unsigned long long)(j->buffer_bytes >> 10), j->ring_slots, j->chunk >> 10, RECORDER_SLOTS);
+			return -1;
+		}
+		j->ring_slots = j->buffer_bytes/j->chunk;
+	} else if (j->mode == REC_MODE_RING && j->rows*n < j->ring_slots) {
+		/* A ring recording keeps at most its region: a DRAM buffer larger than the region would
+		 * only hold data that the drive overwrites before the end (buffer= overrides). */
+		j->ring_slots = j->rows*n < 2 ? 2 : j->rows*n;
 	}
 	return 0;
 }
 
-/* Configure the ring and the engines, start, wait; fills r, returns 0 or -1 (error printed). */
-static int rec_run(struct rec_job *j, int replay, uint32_t gen_ctrl, struct rec_result *r)
-{
-	unsigned long slots;
-	uint64_t t0, limit;
-	uint32_t st;
-	int p, closed = 0;
+/* Catalog (catalog.h, doc/catalog.md) ---------------------------------------------------------------
+ * Every recording job (rec_start, rec_record, the self-tests) enters the drives' catalog, when they
+ * have one, from here only: begin when the job starts (refused: nothing is sent), a checkpoint from
+ * the polling (at most every catalog_checkpoint_ms of modeled time, one non-blocking step per poll),
+ * the end when a poll sees the job over, with the accounting, the drop log and a ring's trigger and
+ * oldest byte. `auto` places a recording after the last one; `id=<n>` replays one. */
 
-	memset(r, 0, sizeof(*r));
-	slots = PCIE_DRAM_WINDOW_SIZE/j->chunk;
-	if (slots > RECORDER_SLOTS)
-		slots = RECORDER_SLOTS;
+static int      cat_on;                 /* the current recording job is in the catalog */
+static int      cat_seen_busy;          /* an armed job: the recorder ran */
+static uint64_t cat_start;              /* modeled cycle of the start (0: armed, not known) */
+static uint64_t cat_drops, cat_gaps;    /* drop log entries passed on, and their bytes */
+
+static int cat_begin(struct rec_job *j)
+{
+	struct catalog_job cj;
+	int id;
+	memset(&cj, 0, sizeof(cj));
+	cj.mask   = j->mask;
+	cj.lba    = j->lba;
+	cj.chunk  = j->chunk;
+	cj.seed   = j->seed;
+	cj.mode   = j->mode == REC_MODE_RING ? CATALOG_MODE_RING :
+		j->mode == REC_MODE_UNTIL_STOP ? CATALOG_MODE_UNTIL_STOP : CATALOG_MODE_FIXED;
+	cj.source = j->input == REC_INPUT_USER ? CATALOG_SOURCE_USER : CATALOG_SOURCE_PATTERN;
+	cj.bytes  = j->mode == REC_MODE_FIXED ? j->bytes : j->capacity*j->chunk;
+	id = catalog_rec_begin(&cj);
+	cat_on = id > 0;
+	cat_seen_busy = 0;
+	cat_start = 0;
+	cat_drops = cat_gaps = 0;
+	return id < 0 ? -1 : 0;
+}
+
+static void cat_progress(struct rec_job *j, struct rec_result *r, struct catalog_progress *pr)
+{
+	pr->bytes_recorded = r->bytes_committed;
+	pr->bytes_dropped  = r->bytes_dropped;
+	pr->oldest         = j->mode == REC_MODE_RING ? r->oldest : 0;
+	pr->trigger        = j->mode == REC_MODE_RING && (r->triggered || r->status == REC_STATUS_TRIGGERED) ?
+		r->trigger_pos : CATALOG_NO_TRIGGER;
+}
+
+/* The recorder's drop log (input position, length) as the catalog's (data offset, length), in order,
+ * up to the data offset `upto`. */
+static void cat_drop_log(struct rec_result *r, uint64_t upto)
+{
+	uint64_t n = r->drops < RECORDER_LOG_DEPTH ? r->drops : RECORDER_LOG_DEPTH, pos, len;
+	for (; cat_drops < n; cat_drops++) {
+		recorder_log_index_write(cat_drops);
+		recorder_log_index_read();     /* one CSR access: the log memory's read has settled */
+		pos = recorder_log_pos_read();
+		len = recorder_log_len_read();
+		if (pos - cat_gaps > upto)
+			return;
+		catalog_rec_drop(pos - cat_gaps, len);
+		cat_gaps += len;
+	}
+}
+
+/* The end of the recording: from its final status r, or (r NULL) with nothing recorded, in `state`. */
+static void cat_end(struct rec_job *j, struct rec_result *r, int state)
+{
+	struct catalog_result cr;
+	memset(&cr, 0, sizeof(cr));
+	cat_on = 0;
+	if (!r) {
+		cr.state     = state;
+		cr.p.trigger = CATALOG_NO_TRIGGER;
+		cr.err_port  = -1;
+		catalog_rec_end(&cr);
+		return;
+	}
+	cat_drop_log(r, ~0ULL);
+	cr.state = !r->ok ? CATALOG_STATE_ERROR : r->aborted ? CATALOG_STATE_ABORTED : CATALOG_STATE_COMPLETE;
+	cat_progress(j, r, &cr.p);
+	cr.chunks_written = r->chunks;
+	cr.err_port       = r->ok ? -1 : r->err_port;
+	cr.err_status     = r->err_status;
+	cr.err_lba        = r->err_lba;
+	cr.drops_total    = r->drops;
+	/* The recorder's own count of cycles from its start to its end. */
+	if (cat_start) {
+		cr.t_start = cat_start;
+		cr.t_stop  = cat_start + r->cycles;
+	} else {
+		cr.t_stop  = literec_cycles();
+		cr.t_start = cr.t_stop - r->cycles;
+	}
+	catalog_rec_end(&cr);
+}
+
+/* From rec_job_poll: the end, or a checkpoint when one is due. */
+static void cat_poll(struct rec_job *j, struct rec_result *r)
+{
+	struct catalog_progress pr;
+	int due;
+	if (!cat_on || j->replay)
+		return;
+	cat_seen_busy |= r->busy;
+	if (r->done && !r->busy && (!j->arm || cat_seen_busy)) {
+		cat_end(j, r, CATALOG_STATE_COMPLETE);
+		return;
+	}
+	if (!(due = catalog_rec_due()))
+		return;
+	cat_progress(j, r, &pr);
+	if (due == 2)
+		cat_drop_log(r, pr.bytes_recorded);
+	catalog_rec_checkpoint(&pr);
+}
+
+/* A recording that ended without a poll since (rec_start, then no rec_wait/rec_status) enters the
+ * catalog before the next job or catalog command. */
+void rec_catalog_settle(void)
+{
+	struct rec_result r;
+	if (cat_on && cur_valid && !(recorder_status_read() & (1 << CSR_RECORDER_STATUS_BUSY_OFFSET))) {
+		rec_job_poll(&cur_job, &r);
+		/* An armed job no poll saw running: the recorder's status is still the previous run's. */
+		if (cat_on)
+			cat_end(&cur_job, NULL, CATALOG_STATE_ABORTED);
+	}
+}
+
+/* rec_record/rec_start auto: the first LBA after the catalog's recordings (on a chunk). */
+static int cat_place(struct rec_job *j)
+{
+	rec_catalog_settle();
+	return catalog_place_auto(j->mask, j->bytes, j->chunk, &j->lba);
+}
+
+/* rec_replay/play_start id=<n>: the recording's drives, LBA, chunk, length and seed (a wrapped ring:
+ * its region from the oldest chunk, the checker's pattern from the oldest byte). Options that would
+ * contradict the catalog are refused. */
+static int cat_replay(const char *idv, int nb_params, char **params, struct rec_job *j)
+{
+	static const char *fixed[] = {"ports=", "chunk=", "seed=", "bytes=", "region=", "from="};
+	struct catalog_job cj;
+	uint64_t recorded, oldest;
+	unsigned long v;
+	int i, k;
+	if (literec_parse_ulong(idv, &v) || v == 0 || v > 0xffffffffUL) {
+		printf("Error: invalid id '%s': a recording id of the catalog (rec_list)\n", idv);
+		return -1;
+	}
+	for (i = 1; i < nb_params; i++)
+		for (k = 0; k < (int)(sizeof(fixed)/sizeof(fixed[0])); k++)
+			if (!strncmp(params[i], fixed[k], strlen(fixed[k]))) {
+				printf("Error: '%s': with id= the catalog gives ports, chunk, seed and length\n", params[i]);
+				return -1;
+			}
+	rec_catalog_settle();
+	if (catalog_lookup(v, (1u << NPORTS) - 1, &cj, &recorded, &oldest))
+		return -1;
+	if (recorded <= oldest) {
+		printf("Error: recording %lu holds no data\n", v);
+		return -1;
+	}
+	if (cj.source == CATALOG_SOURCE_USER && j->output == REC_OUTPUT_CHECKER) {
+		printf("Error: recording %lu holds the user's stream, not the test pattern: play_start id=%lu output=user\n", v, v);
+		return -1;
+	}
+	j->lba   = cj.lba;
+	j->mask  = cj.mask;
+	j->chunk = cj.chunk;
+	j->bytes = recorded - oldest;
+	j->seed  = cj.seed + (uint32_t)(oldest/4);     /* pattern word i is xs(xs(seed + i)) */
+	j->region_bytes = 0;
+	j->start_chunk  = 0;
+	if (cj.mode == CATALOG_MODE_RING) {
+		j->region_bytes = cj.bytes;
+		j->start_chunk  = (oldest/cj.chunk) % (cj.bytes/cj.chunk);
+	}
+	return 0;
+}
+
+/* Start ----------------------------------------------------------------------------------------- */
+
+static void set_engines(uint32_t mask, int source)
+{
+	int p;
 	for (p = 0; p < NPORTS; p++)
-		if (j->mask & (1u << p)) {
-			nvme_engine_set_qd(p, nvme_ctrls[p].io_qsize - 1);
-			nvme_engine_source(p, NVME_SRC_EXT);
+		if (mask & (1u << p)) {
+			if (source == NVME_SRC_EXT)
+				nvme_engine_set_qd(p, nvme_ctrls[p].io_qsize - 1);
+			nvme_engine_source(p, source);
 		}
+}
+
+static uint32_t ctrl_config(struct rec_job *j)
+{
+	uint32_t c = 0;
+	int end_on_last = j->replay ? 0 : 1;
+#ifdef CSR_RECSTREAM_BASE
+	/* The pattern source of a fixed-size recording is as long as the recording: the size ends it;
+	 * a source that ends earlier (stop=) ends it with its `last`. */
+	if (!j->replay && j->input == REC_INPUT_PATTERN && !j->stop_bytes)
+		end_on_last = 0;
+#endif
+	c |= (j->replay ? 1 : 0) << CSR_RECORDER_CTRL_DIRECTION_OFFSET;
+	c |= (uint32_t)j->mode << CSR_RECORDER_CTRL_MODE_OFFSET;
+	c |= (j->drop ? 1 : 0) << CSR_RECORDER_CTRL_DROP_OFFSET;
+	c |= (uint32_t)(j->input < 0 ? 0 : j->input) << CSR_RECORDER_CTRL_INPUT_SEL_OFFSET;
+	c |= (uint32_t)(j->output < 0 ? 0 : j->output) << CSR_RECORDER_CTRL_OUTPUT_SEL_OFFSET;
+	c |= end_on_last << CSR_RECORDER_CTRL_END_ON_LAST_OFFSET;
+	c |= (j->packet_bytes ? 1 : 0) << CSR_RECORDER_CTRL_CHECK_LAST_OFFSET;
+	c |= (j->flush_after ? 1 : 0) << CSR_RECORDER_CTRL_FLUSH_AFTER_OFFSET;
+	c |= (j->arm ? 1 : 0) << CSR_RECORDER_CTRL_ARM_OFFSET;
+	/* Input outside the recording: the test source's surplus is always discarded (counted), the
+	 * user's waits unless surplus=flush. */
+	if (j->surplus == REC_SURPLUS_FLUSH || (j->surplus == REC_SURPLUS_AUTO && !j->replay && j->input == REC_INPUT_PATTERN))
+		c |= 1 << CSR_RECORDER_CTRL_FLUSH_SURPLUS_OFFSET;
+	return c;
+}
+
+static void configure(struct rec_job *j)
+{
+	uint64_t trim_rows = 0;
+	if (j->trim_bytes)
+		trim_rows = (j->trim_bytes + (uint64_t)j->chunk*j->nports - 1)/((uint64_t)j->chunk*j->nports);
 	recorder_ring_word_write((PCIE_DRAM_WINDOW_BASE - MAIN_RAM_BASE)/WORD);
 	recorder_ring_bus_write(PCIE_DRAM_WINDOW_BASE);
-	recorder_ring_slots_write(slots);
+	recorder_ring_slots_write(j->ring_slots);
 	recorder_chunk_words_write(j->chunk/WORD);
 	recorder_chunk_bytes_write(j->chunk);
 	recorder_chunk_blocks_write(j->chunk_blocks);
-	recorder_lba_base_lo_write((uint32_t)j->lba);
-	recorder_lba_base_hi_write((uint32_t)(j->lba >> 32));
-	recorder_total_chunks_write(j->chunks);
+	recorder_first_lba_write(j->lba);
+	recorder_last_lba_write(j->last_lba);
+	recorder_start_lba_write(j->start_lba);
+	recorder_start_port_write(j->start_port);
+	recorder_nsze_write(j->nsze);
+	recorder_chunks_write(j->chunks);
+	recorder_replay_bytes_write(j->replay ? j->bytes : 0);
+	recorder_post_bytes_write(j->post_bytes);
+	recorder_trim_rows_write(trim_rows);
 	recorder_port_mask_write(j->mask);
 	recorder_max_inflight_write(j->qd ? j->qd : REC_DEFAULT_QD_PER_PORT*j->nports);
-	recorder_ctrl_write((1 << CSR_RECORDER_CTRL_START_OFFSET) | (replay << CSR_RECORDER_CTRL_MODE_OFFSET) |
-		((!replay && j->packet_bytes) ? (1 << CSR_RECORDER_CTRL_CHECK_LAST_OFFSET) : 0));
-	if (gen_ctrl)
-		recstream_ctrl_write(gen_ctrl);      /* the source starts once the recorder runs */
+#ifdef CSR_RECSTREAM_BASE
+	if (!j->replay && j->input == REC_INPUT_PATTERN) {
+		uint64_t src = j->stop_bytes ? j->stop_bytes : j->abort_bytes ? j->abort_bytes :
+			j->source_bytes ? j->source_bytes : j->mode == REC_MODE_FIXED ? j->bytes : 0;
+		/* A source left running by an earlier recording (its surplus kept waiting) stops first:
+		 * the recorder discards what waits in the input path when it starts (CLEAR). */
+		recstream_ctrl_write(1 << CSR_RECSTREAM_CTRL_GEN_STOP_OFFSET);
+		recstream_gen_seed_write(j->seed);
+		recstream_gen_beats_write(src/WORD);
+		recstream_gen_rate_write((uint32_t)source_rate(j));
+		recstream_gen_packet_write(j->packet_bytes/WORD);
+	}
+	if (j->replay && j->output == REC_OUTPUT_CHECKER) {
+		recstream_check_seed_write(j->seed);
+		recstream_check_beats_write((j->check_bytes ? j->check_bytes : j->bytes)/WORD);
+		recstream_ctrl_write(1 << CSR_RECSTREAM_CTRL_CHECK_START_OFFSET);
+	}
+#endif
+}
 
-	/* Modeled-time bound: the whole transfer at 10 MB/s plus 10 s. */
+int rec_job_start(struct rec_job *j)
+{
+	uint32_t st, c;
+	uint64_t t0;
+	if (recorder_status_read() & (1 << CSR_RECORDER_STATUS_BUSY_OFFSET)) {
+		printf("Error: the recorder is busy (rec_stop / rec_abort / rec_wait first); nothing was changed\n");
+		return -1;
+	}
+	rec_catalog_settle();
+	if (!j->replay && cat_begin(j))
+		return -1;
+	cur_job = *j;
+	cur_valid = 1;
+	set_engines(j->mask, NVME_SRC_EXT);
+	configure(j);
+	c = ctrl_config(j);
+#ifdef CSR_RECSTREAM_BASE
+	/* The pattern source starts in the cycle the recording starts (gen_on_run). */
+	if (!j->replay && j->input == REC_INPUT_PATTERN)
+		recstream_ctrl_write((j->strict << CSR_RECSTREAM_CTRL_STRICT_OFFSET) |
+			(1 << CSR_RECSTREAM_CTRL_GEN_ON_RUN_OFFSET));
+	else
+		recstream_ctrl_write(1 << CSR_RECSTREAM_CTRL_GEN_STOP_OFFSET);
+#endif
+	recorder_ctrl_write(c);
+	if (j->arm) {
+		printf("rec_start: armed, waiting for the hardware start input\n");
+		return 0;
+	}
 	t0 = literec_cycles();
-	limit = literec_us_to_cycles(j->bytes/10 + 10000000ULL);
-	for (;;) {
+	cat_start = t0;
+	recorder_ctrl_write(c | (1 << CSR_RECORDER_CTRL_START_OFFSET));
+	/* The recorder checks the configuration (a few thousand cycles at most), then runs. */
+	do {
 		st = recorder_status_read();
-		if (st & (1 << CSR_RECORDER_STATUS_DONE_OFFSET))
+		if (STATUS_BIT(st, RUNNING) || !STATUS_BIT(st, BUSY))
 			break;
-		if (!replay && !closed && !recstream_gen_busy_read()) {
-			/* The source has ended (early end, beats lost in strict mode, or a shorter source):
-			 * close the recording. Stop pads its partly filled chunk with zeros, abort drops it. */
-			recorder_ctrl_write(j->abort_bytes ? (1 << CSR_RECORDER_CTRL_ABORT_OFFSET) :
-				(1 << CSR_RECORDER_CTRL_STOP_OFFSET));
-			closed = 1;
+	} while (literec_cycles() - t0 < literec_us_to_cycles(10000));
+	if (!STATUS_BIT(st, BUSY) && STATUS_CODE(st) >= REC_STATUS_ERR_RANGE) {
+		printf("Error: the recorder refused the configuration: %s (status %d)\n", rec_status_str(STATUS_CODE(st)),
+			(int)STATUS_CODE(st));
+		set_engines(j->mask, NVME_SRC_CPU);
+		if (cat_on && !j->replay)
+			cat_end(j, NULL, CATALOG_STATE_ERROR);
+		return -1;
+	}
+	return 0;
+}
+
+void rec_flush_surplus(int on)
+{
+	uint32_t c = ctrl_config(&cur_job) & ~(1u << CSR_RECORDER_CTRL_FLUSH_SURPLUS_OFFSET);
+	recorder_ctrl_write(c | ((on ? 1u : 0u) << CSR_RECORDER_CTRL_FLUSH_SURPLUS_OFFSET));
+}
+
+/* Raw configuration: the registers as given, no check by the BIOS (the recorder's own checks). */
+int rec_raw_start(int replay, uint64_t first, uint64_t last, uint64_t start, uint64_t chunks, uint64_t nsze,
+	uint32_t mask, unsigned long chunk, uint32_t lba_size)
+{
+	struct rec_job j;
+	uint32_t st;
+	uint64_t t0;
+	rec_catalog_settle();
+	rec_job_init(&j);
+	j.replay = replay; j.lba = first; j.last_lba = last; j.start_lba = start; j.chunks = chunks;
+	j.nsze = nsze; j.mask = mask; j.chunk = chunk; j.chunk_blocks = chunk/lba_size; j.lba_size = lba_size;
+	j.bytes = chunks*chunk; j.ring_slots = 64; j.nports = ports_in(mask);
+	j.surplus = REC_SURPLUS_FLUSH;
+	cur_job = j;
+	cur_valid = 1;
+	set_engines(mask, NVME_SRC_EXT);
+	configure(&j);
+	recorder_ctrl_write(ctrl_config(&j) | (1 << CSR_RECORDER_CTRL_START_OFFSET));
+	t0 = literec_cycles();
+	do
+		st = recorder_status_read();
+	while (!STATUS_BIT(st, RUNNING) && STATUS_BIT(st, BUSY) && literec_cycles() - t0 < literec_us_to_cycles(10000));
+	if (STATUS_BIT(st, RUNNING)) {
+		/* Accepted: it must not run, end it at once. */
+		recorder_ctrl_write(ctrl_config(&j) | (1 << CSR_RECORDER_CTRL_ABORT_OFFSET));
+		while (STATUS_BIT(recorder_status_read(), BUSY) && literec_cycles() - t0 < literec_us_to_cycles(1000000));
+	}
+	set_engines(mask, NVME_SRC_CPU);
+	return STATUS_BIT(st, RUNNING) ? REC_STATUS_NONE : STATUS_CODE(recorder_status_read());
+}
+
+/* Status ---------------------------------------------------------------------------------------- */
+
+void rec_job_poll(struct rec_job *j, struct rec_result *r)
+{
+	uint32_t st;
+	uint64_t committed, wbytes;
+	memset(r, 0, sizeof(*r));
+	recorder_ctrl_write(ctrl_config(j) | (1 << CSR_RECORDER_CTRL_SNAPSHOT_OFFSET));
+	st = recorder_status_read();
+	r->busy      = STATUS_BIT(st, BUSY);
+	r->done      = STATUS_BIT(st, DONE);
+	r->overflow  = STATUS_BIT(st, OVERFLOW);
+	r->triggered = STATUS_BIT(st, TRIGGERED);
+	r->status    = STATUS_CODE(st);
+	r->cycles        = recorder_snap_cycles_read();
+	r->bytes_in      = recorder_snap_bytes_in_read();
+	r->bytes_kept    = recorder_snap_kept_read();
+	r->bytes_dropped = recorder_snap_dropped_read();
+	committed        = recorder_snap_committed_read();
+	r->level         = recorder_snap_level_read();
+	r->chunks        = recorder_released_read();
+	r->drops         = recorder_drops_read();
+	r->stalls        = recorder_stalls_read();
+	r->surplus       = recorder_surplus_read();
+	r->peak          = recorder_peak_read();
+	r->ring_peak     = r->peak;
+	r->early_last    = recorder_early_last_read();
+	r->keep_errors   = recorder_keep_errors_read();
+	r->wraps         = r->chunks && j->capacity ? (r->chunks - 1)/j->capacity : 0;
+	r->trigger_pos   = recorder_trigger_pos_read();
+	r->addr_last     = recorder_addr_last_lba_read()*j->lba_size;
+	r->err_port      = recorder_err_port_read();
+	r->err_status    = recorder_err_status_read();
+	r->err_lba       = recorder_err_lba_read();
+	r->aborted       = r->status == REC_STATUS_ABORTED;
+	if (j->replay) {
+		r->bytes = recorder_bytes_out_read();
+	} else {
+		/* Data written to the SSDs: whole chunks; the last one of a recording may be padded. */
+		wbytes = committed*j->chunk;
+		r->bytes_committed = wbytes < r->bytes_kept ? wbytes : r->bytes_kept;
+		r->bytes_buffered  = r->bytes_kept - r->bytes_committed;
+		r->bytes = r->chunks*j->chunk;
+		/* Ring: the oldest chunk still on the drives (trim ahead deallocated the rows after the
+		 * last one written, up to the trims' progress). */
+		if (j->mode == REC_MODE_RING) {
+			uint64_t k = r->chunks, oldest = 0, t;
+			if (j->trim_bytes) {
+				t = recorder_trimmed_rows_read();
+				oldest = t > j->rows ? (t - j->rows)*j->nports : 0;
+			} else
+				oldest = k > j->capacity ? k - j->capacity : 0;
+			if (oldest > k)
+				oldest = k;
+			r->oldest = oldest*j->chunk;
 		}
-		if (literec_cycles() - t0 > limit) {
-			printf("Error: the recorder did not finish within %llu ms of modeled time (%lu of %llu chunks done)\n",
-				(unsigned long long)((limit/(CONFIG_CLOCK_FREQUENCY/1000))), (unsigned long)recorder_chunks_done_read(),
-				(unsigned long long)j->chunks);
-			break;
+		/* An abort discards the partly filled chunk: the last drop log entry says how much. */
+		if (r->aborted && r->drops && r->drops <= RECORDER_LOG_DEPTH) {
+			recorder_log_index_write(r->drops - 1);
+			recorder_log_index_read();
+			if (recorder_log_abort_read())
+				r->dropped = recorder_log_len_read();
 		}
 	}
-	if (!replay)
-		recstream_ctrl_write(1 << CSR_RECSTREAM_CTRL_GEN_STOP_OFFSET);
-	for (p = 0; p < NPORTS; p++)
-		if (j->mask & (1u << p))
-			nvme_engine_source(p, NVME_SRC_CPU);
-
-	st = recorder_status_read();
-	r->chunks        = recorder_chunks_done_read();
-	r->bytes         = r->chunks*j->chunk;
-	r->cycles        = recorder_cycles_read();
-	r->bytes_in      = (uint64_t)recorder_beats_in_read()*WORD;
+#ifdef CSR_RECSTREAM_BASE
 	r->lost_beats    = recstream_gen_lost_read();
-	r->stalls        = recorder_stalls_read();
-	r->early_last    = recorder_early_last_read();
-	r->ring_peak     = recorder_max_level_read();
-	r->aborted       = (st >> CSR_RECORDER_STATUS_ABORTED_OFFSET) & 1;
-	r->dropped       = (uint64_t)recorder_dropped_read()*WORD;
 	r->errors        = recstream_check_errors_read();
-	r->first_error   = (uint64_t)recstream_check_first_read()*WORD;
+	r->first_error   = recstream_check_first_read()*WORD;
 	r->checked_beats = recstream_check_checked_read();
 	r->extra_beats   = recstream_check_extra_read();
-	if (replay)
-		r->bytes = (uint64_t)recorder_beats_out_read()*WORD;
-	if (st & (1 << CSR_RECORDER_STATUS_ERROR_OFFSET)) {
-		r->err_port   = recorder_err_port_read();
-		r->err_lba    = ((uint64_t)recorder_err_lba_hi_read() << 32) | recorder_err_lba_lo_read();
-		r->err_status = recorder_err_status_read();
-		printf("Error: nvme%d: %s of the chunk at LBA %llu failed: %s\n", r->err_port, replay ? "read" : "write",
+	r->last_at       = recstream_check_last_at_read();
+#endif
+	r->ok = r->done && !r->busy && r->status != REC_STATUS_NONE && r->status < REC_STATUS_ERR_RANGE;
+	cat_poll(j, r);
+}
+
+int rec_temperature(uint32_t mask)
+{
+	volatile uint8_t *b;
+	int p;
+	for (p = 0; p < NPORTS; p++)
+		if ((mask & (1u << p)) && nvme_ctrls[p].initialized && nvme_get_log(p, 0x02, 0xffffffff, 512, &b) == 0)
+			return (b[1] | (b[2] << 8)) - 273;
+	return -273;
+}
+
+static void print_live(struct rec_job *j, struct rec_result *r)
+{
+	uint64_t bytes = j->replay ? r->bytes : r->bytes_committed;
+	printf("\r%s: %llu MiB %s, ", j->replay ? "play" : "rec", (unsigned long long)(bytes >> 20),
+		j->replay ? "out" : "written");
+	literec_print_fixed(rec_kbps(bytes, r->cycles), 3);
+	printf(" MB/s, ring %llu/%lu chunks (peak %llu), dropped %llu B, %d C    ", (unsigned long long)r->level,
+		j->ring_slots, (unsigned long long)r->peak, (unsigned long long)r->bytes_dropped,
+		rec_temperature(j->mask));
+}
+
+static void finish(struct rec_job *j, struct rec_result *r)
+{
+	/* The job is over: the engines go back to the CPU, the test source stops; a drive's error is
+	 * reported in words. */
+	set_engines(j->mask, NVME_SRC_CPU);
+#ifdef CSR_RECSTREAM_BASE
+	/* (With surplus=keep the source's surplus waits at the port: it is left as it is.) */
+	if (!j->replay && j->input == REC_INPUT_PATTERN && j->surplus != REC_SURPLUS_KEEP)
+		recstream_ctrl_write(1 << CSR_RECSTREAM_CTRL_GEN_STOP_OFFSET);
+#endif
+	if (r->status == REC_STATUS_ERR_DEVICE || r->status == REC_STATUS_ERR_TIMEOUT) {
+		printf("Error: nvme%d: %s of the chunk at LBA %llu failed: %s\n", r->err_port, j->replay ? "read" : "write",
 			(unsigned long long)r->err_lba, nvme_status_str(r->err_status));
 		printf("  %llu of %llu chunks completed before the error\n", (unsigned long long)r->chunks,
 			(unsigned long long)j->chunks);
 		nvme_report_engine(r->err_port);
+	}
+}
+
+#ifdef CSR_RECSTREAM_BASE
+/* Every beat the pattern source handed on (produced, not lost) has reached the recorder. */
+static int pattern_arrived(struct rec_job *j)
+{
+	uint64_t taken = (recstream_gen_produced_read() - recstream_gen_lost_read())*RECORDER_WORD_BYTES;
+	recorder_ctrl_write(ctrl_config(j) | (1 << CSR_RECORDER_CTRL_SNAPSHOT_OFFSET));
+	return recorder_snap_bytes_in_read() >= taken;
+}
+#endif
+
+int rec_job_wait(struct rec_job *j, struct rec_result *r, uint64_t timeout_us, uint64_t interval_us)
+{
+	uint64_t t0 = literec_cycles(), tl = t0, limit = literec_us_to_cycles(timeout_us);
+	uint64_t iv = literec_us_to_cycles(interval_us);
+	int live = 0;
+#ifdef CSR_RECSTREAM_BASE
+	int closed = 0;
+#endif
+	for (;;) {
+		uint32_t st = recorder_status_read();
+		if (!STATUS_BIT(st, BUSY) && !j->arm)
+			break;
+		if (j->arm && STATUS_BIT(st, DONE) && !STATUS_BIT(st, BUSY))
+			break;
+#ifdef CSR_RECSTREAM_BASE
+		/* A test source that ended without its `last` reaching the recorder (lost beats, or a
+		 * source longer/shorter than the recording): the CPU closes the input, once every beat
+		 * the source handed on has reached the recorder (beats still on their way would be lost). */
+		if (!j->replay && j->input == REC_INPUT_PATTERN && !closed && STATUS_BIT(st, RUNNING) &&
+			!recstream_gen_busy_read() && j->mode == REC_MODE_FIXED &&
+			pattern_arrived(j)) {
+			recorder_ctrl_write(ctrl_config(j) | (1 << (j->abort_bytes ? CSR_RECORDER_CTRL_ABORT_OFFSET :
+				CSR_RECORDER_CTRL_STOP_OFFSET)));
+			closed = 1;
+		}
+#endif
+		if (iv && literec_cycles() - tl >= iv) {
+			rec_job_poll(j, r);
+			print_live(j, r);
+			live = 1;
+			tl = literec_cycles();
+		} else if (cat_on && catalog_rec_due())
+			rec_job_poll(j, r);        /* a catalog checkpoint */
+		if (limit && literec_cycles() - t0 >= limit)
+			break;
+		if (readchar_nonblock()) {
+			readchar();
+			break;
+		}
+	}
+	if (live)
+		printf("\n");
+	rec_job_poll(j, r);
+	if (r->done && !r->busy)
+		finish(j, r);
+	return r->done && !r->busy;
+}
+
+static int run(struct rec_job *j, struct rec_result *r)
+{
+	/* Modeled-time bound: the whole transfer at 10 MB/s plus 10 s. */
+	uint64_t limit = (j->bytes ? j->bytes : (uint64_t)j->capacity*j->chunk)/10 + 10000000ULL;
+	if (rec_job_start(j)) {
+		memset(r, 0, sizeof(*r));
 		return -1;
 	}
-	if (!(st & (1 << CSR_RECORDER_STATUS_DONE_OFFSET)))
+	if (!rec_job_wait(j, r, limit, 0)) {
+		printf("Error: the recorder did not finish within %llu ms of modeled time (%llu of %llu chunks done)\n",
+			(unsigned long long)(limit/1000), (unsigned long long)r->chunks, (unsigned long long)j->chunks);
 		return -1;
-	r->ok = 1;
-	return 0;
+	}
+	return r->ok ? 0 : -1;
 }
 
 int rec_record_run(struct rec_job *j, struct rec_result *r)
 {
-	uint64_t rate = source_rate(j), src = j->stop_bytes ? j->stop_bytes : j->abort_bytes ? j->abort_bytes :
-		j->source_bytes ? j->source_bytes : j->bytes;
-	recstream_gen_seed_write(j->seed);
-	recstream_gen_beats_write(src/WORD);
-	recstream_gen_rate_write((uint32_t)rate);
-	recstream_gen_packet_write(j->packet_bytes/WORD);
-	recstream_ctrl_write(j->strict << CSR_RECSTREAM_CTRL_STRICT_OFFSET);
-	return rec_run(j, 0, (j->strict << CSR_RECSTREAM_CTRL_STRICT_OFFSET) |
-		(1 << CSR_RECSTREAM_CTRL_GEN_START_OFFSET), r);
+	j->replay = 0;
+	return run(j, r);
 }
 
 int rec_replay_run(struct rec_job *j, struct rec_result *r)
 {
-	recstream_check_seed_write(j->seed);
-	recstream_check_beats_write((j->check_bytes ? j->check_bytes : j->bytes)/WORD);
-	recstream_ctrl_write(1 << CSR_RECSTREAM_CTRL_CHECK_START_OFFSET);
-	return rec_run(j, 1, 0, r);
+	j->replay = 1;
+	return run(j, r);
 }
 
-/* Commands -------------------------------------------------------------------------------------- */
+/* Argument parsing ------------------------------------------------------------------------------- */
 
-static const char *rec_usage_record =
-	"rec_record <lba> <mib> [seed=N] [rate=MBps] [strict=0|1] [ports=all|N] [chunk=KiB] [qd=N] [stop=MiB] [abort=MiB]";
-static const char *rec_usage_replay =
-	"rec_replay <lba> <mib> [seed=N] [ports=all|N] [chunk=KiB] [qd=N]";
-
-static int parse_args(int nb_params, char **params, int record, struct rec_job *j)
+static int parse_mib(const char *what, const char *val, uint64_t *bytes, int zero_ok)
 {
-	const char *usage = record ? rec_usage_record : rec_usage_replay;
+	unsigned long x;
+	if (literec_parse_ulong(val, &x) || (!zero_ok && x == 0) || x > 64*1024*1024) {
+		printf("Error: invalid %s '%s' MiB: %s..67108864\n", what, val, zero_ok ? "0" : "1");
+		return -1;
+	}
+	*bytes = (uint64_t)x << 20;
+	return 0;
+}
+
+/* Options shared by every command; returns 1 if the option was one of them, -1 on an error. */
+static int parse_common(const char *key, int klen, const char *val, struct rec_job *j)
+{
 	unsigned long long v;
-	unsigned long mib, x;
-	int i;
+	unsigned long x;
+#define KEY(k) (klen == (int)strlen(k) && !strncmp(key, k, klen))
+	if (KEY("seed")) {
+		if (literec_parse_u64(val, &v) || v > 0xffffffffULL) {
+			printf("Error: invalid seed '%s': a 32-bit number\n", val);
+			return -1;
+		}
+		j->seed = v;
+	} else if (KEY("ports")) {
+		if (!strcmp(val, "all"))
+			j->mask = (1u << NPORTS) - 1;
+		else if (literec_parse_u64(val, &v) || v >= NPORTS) {
+			printf("Error: invalid ports '%s': 'all' or a port 0..%d\n", val, NPORTS - 1);
+			return -1;
+		} else
+			j->mask = 1u << v;
+	} else if (KEY("chunk")) {
+		if (literec_parse_ulong(val, &x) || x < 4 || (x & (x - 1)) || x > 16384) {
+			printf("Error: invalid chunk '%s' KiB: a power of two 4..16384\n", val);
+			return -1;
+		}
+		j->chunk = x*1024;
+	} else if (KEY("buffer")) {
+		if (parse_mib("buffer", val, &j->buffer_bytes, 0))
+			return -1;
+	} else if (KEY("qd")) {
+		if (literec_parse_ulong(val, &j->qd) || j->qd == 0 || j->qd > RECORDER_SLOTS) {
+			printf("Error: invalid qd '%s': chunk commands in flight, 1..%d\n", val, RECORDER_SLOTS);
+			return -1;
+		}
+	} else
+		return 0;
+#undef KEY
+	return 1;
+}
+
+/* Record options; returns 1 if taken, 0 if unknown, -1 on an error. */
+static int parse_record_opt(const char *key, int klen, const char *val, struct rec_job *j, unsigned long mib)
+{
+	unsigned long x;
+#define KEY(k) (klen == (int)strlen(k) && !strncmp(key, k, klen))
+	if (KEY("rate")) {
+		if (literec_parse_ulong(val, &j->rate_mbps)) {
+			printf("Error: invalid rate '%s' MB/s: a number (0: as fast as possible)\n", val);
+			return -1;
+		}
+	} else if (KEY("strict")) {
+		if (literec_parse_ulong(val, &x) || x > 1) {
+			printf("Error: invalid strict '%s': 0 (the source waits) or 1 (beats not taken are lost)\n", val);
+			return -1;
+		}
+		j->strict = x;
+	} else if (KEY("input")) {
+		if (!strcmp(val, "pattern"))
+			j->input = REC_INPUT_PATTERN;
+		else if (!strcmp(val, "user"))
+			j->input = REC_INPUT_USER;
+		else {
+			printf("Error: invalid input '%s': pattern (the test stream) or user (the user's stream port)\n", val);
+			return -1;
+		}
+		if (j->input < 0) {
+			printf("Error: input=%s: this build has no such input (inputs:%s%s)\n", val,
+				REC_INPUT_PATTERN >= 0 ? " pattern" : "", REC_INPUT_USER >= 0 ? " user" : "");
+			return -1;
+		}
+	} else if (KEY("policy")) {
+		if (!strcmp(val, "lossless"))
+			j->drop = 0;
+		else if (!strcmp(val, "drop"))
+			j->drop = 1;
+		else {
+			printf("Error: invalid policy '%s': lossless (back-pressure the input) or drop (drop and count what finds the ring full)\n", val);
+			return -1;
+		}
+	} else if (KEY("post")) {
+		if (parse_mib("post", val, &j->post_bytes, 1))
+			return -1;
+	} else if (KEY("trim-ahead")) {
+		if (parse_mib("trim-ahead", val, &j->trim_bytes, 1))
+			return -1;
+	} else if (KEY("flush")) {
+		if (literec_parse_ulong(val, &x) || x > 1) {
+			printf("Error: invalid flush '%s': 1 (NVMe Flush after the recording) or 0\n", val);
+			return -1;
+		}
+		j->flush_after = x;
+	} else if (KEY("surplus")) {
+		if (!strcmp(val, "keep"))
+			j->surplus = REC_SURPLUS_KEEP;
+		else if (!strcmp(val, "flush"))
+			j->surplus = REC_SURPLUS_FLUSH;
+		else {
+			printf("Error: invalid surplus '%s': keep (input outside a recording waits) or flush (it is discarded and counted)\n", val);
+			return -1;
+		}
+	} else if (KEY("arm")) {
+		if (literec_parse_ulong(val, &x) || x > 1) {
+			printf("Error: invalid arm '%s': 1 (the hardware start input starts the recording) or 0\n", val);
+			return -1;
+		}
+		j->arm = x;
+	} else if (KEY("stop") || KEY("abort")) {
+		if (literec_parse_ulong(val, &x) || x == 0 || x >= mib) {
+			printf("Error: invalid %.*s '%s' MiB: 1..%lu (less than the recording)\n", klen, key, val, mib - 1);
+			return -1;
+		}
+		if (KEY("stop"))
+			j->stop_bytes = (uint64_t)x << 20;
+		else
+			j->abort_bytes = (uint64_t)x << 20;
+	} else
+		return 0;
+#undef KEY
+	return 1;
+}
+
+static int parse_replay_opt(const char *key, int klen, const char *val, struct rec_job *j)
+{
+	unsigned long long v;
+#define KEY(k) (klen == (int)strlen(k) && !strncmp(key, k, klen))
+	if (KEY("output")) {
+		if (!strcmp(val, "checker"))
+			j->output = REC_OUTPUT_CHECKER;
+		else if (!strcmp(val, "user"))
+			j->output = REC_OUTPUT_USER;
+		else {
+			printf("Error: invalid output '%s': checker (the test checker) or user (the user's stream port)\n", val);
+			return -1;
+		}
+		if (j->output < 0) {
+			printf("Error: output=%s: this build has no such output (outputs:%s%s)\n", val,
+				REC_OUTPUT_CHECKER >= 0 ? " checker" : "", REC_OUTPUT_USER >= 0 ? " user" : "");
+			return -1;
+		}
+	} else if (KEY("bytes")) {
+		if (literec_parse_u64(val, &v) || v == 0) {
+			printf("Error: invalid bytes '%s': the exact replay length, 1 or more\n", val);
+			return -1;
+		}
+		j->bytes = v;
+	} else if (KEY("region")) {
+		if (parse_mib("region", val, &j->region_bytes, 0))
+			return -1;
+	} else if (KEY("from")) {
+		if (literec_parse_u64(val, &v)) {
+			printf("Error: invalid from '%s': the first chunk of the region to replay (ring order)\n", val);
+			return -1;
+		}
+		j->start_chunk = v;
+	} else
+		return 0;
+#undef KEY
+	return 1;
+}
+
+/* Options set with rec_set apply to every following rec_start/play_start/rec_record/rec_replay
+ * (a BIOS command line holds 63 characters). */
+#define REC_SET_MAX 12
+static char rec_set_opts[REC_SET_MAX][32];
+static int rec_set_n;
+
+static int apply_opt(const char *opt, int replay, unsigned long mib, const char *usage, struct rec_job *j, int from_set)
+{
+	const char *eq = strchr(opt, '=');
+	const char *val = eq ? eq + 1 : "";
+	int klen = eq ? (int)(eq - opt) : (int)strlen(opt), r;
+	if (!eq) {
+		printf("Error: '%s': options are key=value\n%s\n", opt, usage);
+		return -1;
+	}
+	r = parse_common(opt, klen, val, j);
+	if (r == 0)
+		r = replay ? parse_replay_opt(opt, klen, val, j) : parse_record_opt(opt, klen, val, j, mib);
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		if (from_set)
+			return 0;      /* a rec_set option of the other direction */
+		printf("Error: unknown option '%.*s'\n%s\n", klen, opt, usage);
+		return -1;
+	}
+	return 0;
+}
+
+/* cmd <lba|auto> <size> [key=value ...]; size: MiB, or (record) until-stop[=MiB] / ring=MiB;
+ * replay: cmd <lba> <size> | id=<n> [key=value ...]. */
+static int parse_args(int nb_params, char **params, int replay, int extended, const char *usage, struct rec_job *j)
+{
+	unsigned long long v;
+	unsigned long mib = 0;
+	int i, first = 2, place = 0;
+	const char *id = NULL;
 	rec_job_init(j);
-	if (nb_params < 2) {
+	j->replay = replay;
+	if (replay && nb_params >= 1 && !strncmp(params[0], "id=", 3)) {
+		id = params[0] + 3;
+		first = 1;
+	} else if (nb_params < 2) {
 		printf("%s\n", usage);
 		return -1;
 	}
-	if (literec_parse_u64(params[0], &v)) {
-		printf("Error: invalid LBA '%s': a number\n", params[0]);
+	if (!id && !replay && !strcmp(params[0], "auto"))
+		place = 1;
+	else if (!id && literec_parse_u64(params[0], &v)) {
+		printf("Error: invalid LBA '%s': a number%s\n", params[0],
+			replay ? "" : ", or auto (after the last recording of the catalog)");
 		return -1;
-	}
-	j->lba = v;
-	if (literec_parse_ulong(params[1], &mib) || mib == 0 || mib > 1048576) {
-		printf("Error: invalid size '%s' MiB: 1..1048576\n", params[1]);
-		return -1;
-	}
-	j->bytes = (uint64_t)mib << 20;
-	for (i = 2; i < nb_params; i++) {
-		char *eq = strchr(params[i], '=');
-		const char *val = eq ? eq + 1 : "";
-		int klen = eq ? (int)(eq - params[i]) : (int)strlen(params[i]);
-#define KEY(k) (klen == (int)strlen(k) && !strncmp(params[i], k, klen))
-		if (!eq) {
-			printf("Error: '%s': options are key=value\n%s\n", params[i], usage);
-			return -1;
-		} else if (KEY("seed")) {
-			if (literec_parse_u64(val, &v) || v > 0xffffffffULL) {
-				printf("Error: invalid seed '%s': a 32-bit number\n", val);
+	} else if (!id)
+		j->lba = v;
+	if (!id && extended && !replay && !strncmp(params[1], "until-stop", 10)) {
+		j->mode = REC_MODE_UNTIL_STOP;
+		if (params[1][10] == '=') {
+			if (parse_mib("until-stop region", params[1] + 11, &j->bytes, 0))
 				return -1;
-			}
-			j->seed = v;
-		} else if (KEY("ports")) {
-			if (!strcmp(val, "all"))
-				j->mask = (1u << NPORTS) - 1;
-			else if (literec_parse_u64(val, &v) || v >= NPORTS) {
-				printf("Error: invalid ports '%s': 'all' or a port 0..%d\n", val, NPORTS - 1);
-				return -1;
-			} else
-				j->mask = 1u << v;
-		} else if (KEY("chunk")) {
-			if (literec_parse_ulong(val, &x) || x < 4 || (x & (x - 1)) || x > 16384) {
-				printf("Error: invalid chunk '%s' KiB: a power of two 4..16384\n", val);
-				return -1;
-			}
-			j->chunk = x*1024;
-		} else if (KEY("qd")) {
-			if (literec_parse_ulong(val, &j->qd) || j->qd == 0 || j->qd > RECORDER_SLOTS) {
-				printf("Error: invalid qd '%s': chunk commands in flight, 1..%d\n", val, RECORDER_SLOTS);
-				return -1;
-			}
-		} else if (record && KEY("rate")) {
-			if (literec_parse_ulong(val, &j->rate_mbps)) {
-				printf("Error: invalid rate '%s' MB/s: a number (0: as fast as possible)\n", val);
-				return -1;
-			}
-		} else if (record && KEY("strict")) {
-			if (literec_parse_ulong(val, &x) || x > 1) {
-				printf("Error: invalid strict '%s': 0 (the source waits) or 1 (beats not taken are lost)\n", val);
-				return -1;
-			}
-			j->strict = x;
-		} else if (record && (KEY("stop") || KEY("abort"))) {
-			if (literec_parse_ulong(val, &x) || x == 0 || x >= mib) {
-				printf("Error: invalid %.*s '%s' MiB: 1..%lu (less than the recording)\n", klen, params[i], val, mib - 1);
-				return -1;
-			}
-			if (KEY("stop"))
-				j->stop_bytes = (uint64_t)x << 20;
-			else
-				j->abort_bytes = (uint64_t)x << 20;
-		} else {
-			printf("Error: unknown option '%.*s'\n%s\n", klen, params[i], usage);
+		} else if (params[1][10]) {
+			printf("Error: invalid size '%s': MiB, until-stop[=<MiB>] or ring=<MiB>\n", params[1]);
 			return -1;
 		}
-#undef KEY
+		mib = ~0UL;
+	} else if (!id && extended && !replay && !strncmp(params[1], "ring=", 5)) {
+		j->mode = REC_MODE_RING;
+		if (parse_mib("ring", params[1] + 5, &j->bytes, 0))
+			return -1;
+		mib = ~0UL;
+	} else if (!id) {
+		if (literec_parse_ulong(params[1], &mib) || mib == 0 || mib > 64*1024*1024) {
+			printf("Error: invalid size '%s' MiB: 1..67108864%s\n", params[1],
+				extended && !replay ? ", until-stop[=<MiB>] or ring=<MiB>" : "");
+			return -1;
+		}
+		j->bytes = (uint64_t)mib << 20;
+	}
+	for (i = 0; i < rec_set_n; i++)
+		if (apply_opt(rec_set_opts[i], replay, mib, usage, j, 1))
+			return -1;
+	for (i = first; i < nb_params; i++) {
+		if (!extended && (!strncmp(params[i], "input=", 6) || !strncmp(params[i], "policy=", 7) ||
+			!strncmp(params[i], "output=", 7))) {
+			printf("Error: unknown option '%.*s'\n%s\n", (int)(strchr(params[i], '=') - params[i]), params[i], usage);
+			return -1;
+		}
+		if (apply_opt(params[i], replay, mib, usage, j, 0))
+			return -1;
 	}
 	if (j->stop_bytes && j->abort_bytes) {
 		printf("Error: stop= and abort= exclude each other\n");
 		return -1;
 	}
+	if (j->post_bytes && j->mode != REC_MODE_RING) {
+		printf("Error: post= is for ring recordings (ring=<MiB>)\n");
+		return -1;
+	}
+	if (j->mode == REC_MODE_RING && j->post_bytes > j->bytes) {
+		printf("Error: post=%llu MiB exceeds the ring of %llu MiB\n", (unsigned long long)(j->post_bytes >> 20),
+			(unsigned long long)(j->bytes >> 20));
+		return -1;
+	}
+	if (id && cat_replay(id, nb_params, params, j))
+		return -1;
+	if (place && cat_place(j))
+		return -1;
 	return rec_job_check(j);
 }
 
+/* Printing -------------------------------------------------------------------------------------- */
+
 static void print_fixed3(uint64_t v) { literec_print_fixed(v, 3); }
+
+static void print_record(struct rec_job *j, struct rec_result *r)
+{
+	printf("rec_record: %llu bytes (%llu chunks of %lu KiB) to ", (unsigned long long)r->bytes,
+		(unsigned long long)r->chunks, j->chunk >> 10);
+	rec_print_ports(j->mask);
+	printf(" from LBA %llu in %llu us: ", (unsigned long long)j->lba,
+		(unsigned long long)(r->cycles*1000000/CONFIG_CLOCK_FREQUENCY));
+	print_fixed3(rec_kbps(r->bytes, r->cycles));
+	printf(" MB/s; input %llu bytes, %llu beats lost, %llu stall cycles, ring peak %u chunks, %s\n",
+		(unsigned long long)r->bytes_in, (unsigned long long)r->lost_beats, (unsigned long long)r->stalls,
+		r->ring_peak, rec_status_str(r->status));
+	if (r->dropped)
+		printf("rec_record: abort dropped the last %llu bytes (a partly filled chunk)\n", (unsigned long long)r->dropped);
+	printf("RESULT name=rec_record ok=1 lba=%llu bytes=%llu chunks=%llu chunk_bytes=%lu ports=%d cycles=%llu mbps=",
+		(unsigned long long)j->lba, (unsigned long long)r->bytes, (unsigned long long)r->chunks, j->chunk,
+		j->nports, (unsigned long long)r->cycles);
+	print_fixed3(rec_kbps(r->bytes, r->cycles));
+	printf(" bytes_in=%llu lost_beats=%llu stalls=%llu ring_peak=%u aborted=%d dropped=%llu early_last=%llu"
+		" status=%d bytes_kept=%llu bytes_dropped=%llu\n",
+		(unsigned long long)r->bytes_in, (unsigned long long)r->lost_beats, (unsigned long long)r->stalls, r->ring_peak,
+		r->aborted, (unsigned long long)r->dropped, (unsigned long long)r->early_last, r->status,
+		(unsigned long long)r->bytes_kept, (unsigned long long)r->bytes_dropped);
+}
+
+/* Commands -------------------------------------------------------------------------------------- */
+
+static const char *rec_usage_record =
+	"rec_record <lba|auto> <mib> [seed=N] [rate=MBps] [strict=0|1] [ports=all|N] [chunk=KiB] [qd=N] [stop=MiB] [abort=MiB] [flush=0|1]";
+static const char *rec_usage_replay =
+	"rec_replay <lba> <mib> | id=<n> [seed=N] [ports=all|N] [chunk=KiB] [qd=N] [bytes=N] [region=MiB] [from=chunk]";
+static const char *rec_usage_start =
+	"rec_start <lba|auto> <mib|until-stop[=<mib>]|ring=<mib>> [input=pattern|user] [policy=lossless|drop] [post=<mib>] "
+	"[trim-ahead=<mib>] [flush=0|1] [surplus=keep|flush] [arm=1] [buffer=<mib>] [chunk=KiB] [ports=all|N] [qd=N] [seed=N] [rate=MBps] [strict=0|1]";
+static const char *rec_usage_play =
+	"play_start <lba> <mib> | id=<n> [output=checker|user] [bytes=N] [region=<mib>] [from=<chunk>] [chunk=KiB] [ports=all|N] [qd=N] [seed=N]";
 
 static void rec_record_handler(int nb_params, char **params)
 {
 	struct rec_job j;
 	struct rec_result r;
-	if (parse_args(nb_params, params, 1, &j))
+	if (parse_args(nb_params, params, 0, 0, rec_usage_record, &j))
 		return;
-	if (rec_record_run(&j, &r)) {
-		printf("RESULT name=rec_record ok=0 chunks=%llu bytes_in=%llu lost_beats=%llu\n",
-			(unsigned long long)r.chunks, (unsigned long long)r.bytes_in, (unsigned long long)r.lost_beats);
+	if (REC_INPUT_PATTERN < 0) {
+		printf("Error: rec_record records the test pattern: this build has none (use rec_start input=user)\n");
 		return;
 	}
-	printf("rec_record: %llu bytes (%llu chunks of %lu KiB) to ", (unsigned long long)r.bytes,
-		(unsigned long long)r.chunks, j.chunk >> 10);
-	rec_print_ports(j.mask);
-	printf(" from LBA %llu in %llu us: ", (unsigned long long)j.lba,
-		(unsigned long long)(r.cycles*1000000/CONFIG_CLOCK_FREQUENCY));
-	print_fixed3(rec_kbps(r.bytes, r.cycles));
-	printf(" MB/s; input %llu bytes, %llu beats lost, %llu stall cycles, ring peak %u chunks%s\n",
-		(unsigned long long)r.bytes_in, (unsigned long long)r.lost_beats, (unsigned long long)r.stalls,
-		r.ring_peak, r.aborted ? ", aborted" : "");
-	if (r.dropped)
-		printf("rec_record: abort dropped the last %llu bytes (a partly filled chunk)\n", (unsigned long long)r.dropped);
-	printf("RESULT name=rec_record ok=1 lba=%llu bytes=%llu chunks=%llu chunk_bytes=%lu ports=%d cycles=%llu mbps=",
-		(unsigned long long)j.lba, (unsigned long long)r.bytes, (unsigned long long)r.chunks, j.chunk,
-		j.nports, (unsigned long long)r.cycles);
-	print_fixed3(rec_kbps(r.bytes, r.cycles));
-	printf(" bytes_in=%llu lost_beats=%llu stalls=%llu ring_peak=%u aborted=%d dropped=%llu early_last=%llu\n",
-		(unsigned long long)r.bytes_in, (unsigned long long)r.lost_beats, (unsigned long long)r.stalls, r.ring_peak,
-		r.aborted, (unsigned long long)r.dropped, (unsigned long long)r.early_last);
+	if (rec_record_run(&j, &r)) {
+		printf("RESULT name=rec_record ok=0 chunks=%llu bytes_in=%llu lost_beats=%llu status=%d\n",
+			(unsigned long long)r.chunks, (unsigned long long)r.bytes_in, (unsigned long long)r.lost_beats, r.status);
+		return;
+	}
+	print_record(&j, &r);
 }
 define_command(rec_record, rec_record_handler,
-	"Record the test stream to the SSDs: rec_record <lba> <mib> [seed=] [rate=MBps] [strict=] [ports=] [chunk=KiB] [qd=] [stop=MiB] [abort=MiB]",
+	"Record the test stream to the SSDs: rec_record <lba|auto> <mib> [seed=] [rate=MBps] [strict=] [ports=] [chunk=KiB] [qd=] [stop=MiB] [abort=MiB]",
 	LITEREC_CMDS);
+
+static void print_replay(struct rec_job *j, struct rec_result *r)
+{
+	uint64_t expect = ((j->check_bytes ? j->check_bytes : j->bytes) + WORD - 1)/WORD;
+	printf("rec_replay: %llu bytes (%llu chunks of %lu KiB) from ", (unsigned long long)r->bytes,
+		(unsigned long long)r->chunks, j->chunk >> 10);
+	rec_print_ports(j->mask);
+	printf(" at LBA %llu in %llu us: ", (unsigned long long)j->lba,
+		(unsigned long long)(r->cycles*1000000/CONFIG_CLOCK_FREQUENCY));
+	print_fixed3(rec_kbps(r->bytes, r->cycles));
+	if (j->output == REC_OUTPUT_CHECKER) {
+		printf(" MB/s; pattern check (seed %lu): %llu word errors", (unsigned long)j->seed, (unsigned long long)r->errors);
+		if (r->errors)
+			printf(", first at byte %llu", (unsigned long long)r->first_error);
+		if (r->checked_beats != expect)
+			printf(", length error: %llu of %llu words", (unsigned long long)r->checked_beats, (unsigned long long)expect);
+	} else
+		printf(" MB/s to the user's output");
+	printf("\n");
+	printf("RESULT name=rec_replay ok=1 lba=%llu bytes=%llu chunks=%llu chunk_bytes=%lu ports=%d cycles=%llu mbps=",
+		(unsigned long long)j->lba, (unsigned long long)r->bytes, (unsigned long long)r->chunks, j->chunk,
+		j->nports, (unsigned long long)r->cycles);
+	print_fixed3(rec_kbps(r->bytes, r->cycles));
+	printf(" errors=%llu first_error=%llu checked_beats=%llu extra_beats=%llu last_at=%llu\n", (unsigned long long)r->errors,
+		(unsigned long long)(r->errors ? r->first_error : 0),
+		(unsigned long long)r->checked_beats, (unsigned long long)r->extra_beats, (unsigned long long)r->last_at);
+}
 
 static void rec_replay_handler(int nb_params, char **params)
 {
 	struct rec_job j;
 	struct rec_result r;
-	uint64_t expect;
-	if (parse_args(nb_params, params, 0, &j))
+	if (parse_args(nb_params, params, 1, 0, rec_usage_replay, &j))
 		return;
-	if (rec_replay_run(&j, &r)) {
-		printf("RESULT name=rec_replay ok=0 chunks=%llu bytes=%llu errors=%llu\n",
-			(unsigned long long)r.chunks, (unsigned long long)r.bytes, (unsigned long long)r.errors);
+	if (REC_OUTPUT_CHECKER < 0) {
+		printf("Error: rec_replay checks the test pattern: this build has no checker (use play_start output=user)\n");
 		return;
 	}
-	expect = j.bytes/WORD;
-	printf("rec_replay: %llu bytes (%llu chunks of %lu KiB) from ", (unsigned long long)r.bytes,
-		(unsigned long long)r.chunks, j.chunk >> 10);
-	rec_print_ports(j.mask);
-	printf(" at LBA %llu in %llu us: ", (unsigned long long)j.lba,
-		(unsigned long long)(r.cycles*1000000/CONFIG_CLOCK_FREQUENCY));
-	print_fixed3(rec_kbps(r.bytes, r.cycles));
-	printf(" MB/s; pattern check (seed %lu): %llu word errors", (unsigned long)j.seed, (unsigned long long)r.errors);
-	if (r.errors)
-		printf(", first at byte %llu", (unsigned long long)r.first_error);
-	if (r.checked_beats != expect)
-		printf(", length error: %llu of %llu words", (unsigned long long)r.checked_beats, (unsigned long long)expect);
-	printf("\n");
-	printf("RESULT name=rec_replay ok=1 lba=%llu bytes=%llu chunks=%llu chunk_bytes=%lu ports=%d cycles=%llu mbps=",
-		(unsigned long long)j.lba, (unsigned long long)r.bytes, (unsigned long long)r.chunks, j.chunk,
-		j.nports, (unsigned long long)r.cycles);
-	print_fixed3(rec_kbps(r.bytes, r.cycles));
-	printf(" errors=%llu first_error=%llu checked_beats=%llu extra_beats=%llu\n", (unsigned long long)r.errors,
-		(unsigned long long)(r.errors ? r.first_error : 0),
-		(unsigned long long)r.checked_beats, (unsigned long long)r.extra_beats);
+	if (rec_replay_run(&j, &r)) {
+		printf("RESULT name=rec_replay ok=0 chunks=%llu bytes=%llu errors=%llu status=%d\n",
+			(unsigned long long)r.chunks, (unsigned long long)r.bytes, (unsigned long long)r.errors, r.status);
+		return;
+	}
+	print_replay(&j, &r);
 }
 define_command(rec_replay, rec_replay_handler,
-	"Replay from the SSDs into the pattern checker: rec_replay <lba> <mib> [seed=] [ports=] [chunk=KiB] [qd=]",
+	"Replay from the SSDs into the pattern checker: rec_replay <lba> <mib>|id=<n> [seed=] [ports=] [chunk=KiB] [qd=] [bytes=] [region=] [from=]",
 	LITEREC_CMDS);
+
+/* The configuration as the recorder holds it (read back: nothing truncated on the way). */
+static void print_config(const char *name)
+{
+	printf("RESULT name=%s first_lba=%llu last_lba=%llu chunk_bytes=%lu chunks=%llu bytes=%llu capacity=%llu rows=%llu "
+		"ring_slots=%lu post_bytes=%llu trim_rows=%lu port_mask=0x%lx\n", name,
+		(unsigned long long)recorder_first_lba_read(), (unsigned long long)recorder_last_lba_read(),
+		(unsigned long)recorder_chunk_bytes_read(), (unsigned long long)recorder_chunks_read(),
+		(unsigned long long)(recorder_chunks_read()*recorder_chunk_bytes_read()),
+		(unsigned long long)recorder_capacity_read(), (unsigned long long)recorder_rows_read(),
+		(unsigned long)recorder_ring_slots_read(), (unsigned long long)recorder_post_bytes_read(),
+		(unsigned long)recorder_trim_rows_read(), (unsigned long)recorder_port_mask_read());
+}
+
+static void rec_start_handler(int nb_params, char **params)
+{
+	struct rec_job j;
+	if (parse_args(nb_params, params, 0, 1, rec_usage_start, &j))
+		return;
+	if (rec_job_start(&j))
+		return;
+	print_config("rec_start");
+	printf("rec_start: %s recording from %s input, %s, to ", mode_str(&j),
+		j.input == REC_INPUT_USER ? "the user's" : "the pattern", j.drop ? "drop policy" : "lossless");
+	rec_print_ports(j.mask);
+	printf(" LBA %llu..%llu (%llu rows of %lu KiB, %llu MiB)%s\n", (unsigned long long)j.lba,
+		(unsigned long long)(j.last_lba + j.chunk_blocks - 1), (unsigned long long)j.rows, j.chunk >> 10,
+		(unsigned long long)(j.capacity*j.chunk >> 20), j.arm ? ", armed" : "");
+}
+define_command(rec_start, rec_start_handler,
+	"Start a recording: rec_start <lba|auto> <mib|until-stop[=mib]|ring=mib> [input=] [policy=] [post=] [trim-ahead=] [flush=] [arm=] ...",
+	LITEREC_CMDS);
+
+static void play_start_handler(int nb_params, char **params)
+{
+	struct rec_job j;
+	if (parse_args(nb_params, params, 1, 1, rec_usage_play, &j))
+		return;
+	if (rec_job_start(&j))
+		return;
+	print_config("play_start");
+	printf("play_start: %llu bytes from ", (unsigned long long)j.bytes);
+	rec_print_ports(j.mask);
+	printf(" LBA %llu to the %s\n", (unsigned long long)j.lba, j.output == REC_OUTPUT_USER ? "user's output" : "checker");
+}
+define_command(play_start, play_start_handler,
+	"Start a replay: play_start <lba> <mib>|id=<n> [output=checker|user] [bytes=N] [region=mib] [from=chunk] ...", LITEREC_CMDS);
+
+static int need_job(void)
+{
+	if (!cur_valid) {
+		printf("Error: no recording or replay was started (rec_start / play_start)\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void pulse(int offset, const char *what)
+{
+	uint32_t st = recorder_status_read();
+	if (need_job())
+		return;
+	if (!STATUS_BIT(st, BUSY)) {
+		printf("%s: the recorder is not running (nothing to do)\n", what);
+		return;
+	}
+	recorder_ctrl_write(ctrl_config(&cur_job) | (1 << offset));
+	printf("%s: sent\n", what);
+}
+
+static void rec_stop_handler(int nb_params, char **params) { pulse(CSR_RECORDER_CTRL_STOP_OFFSET, "rec_stop"); }
+define_command(rec_stop, rec_stop_handler, "Stop the recording (the partly filled chunk is padded with zeros)", LITEREC_CMDS);
+
+static void rec_abort_handler(int nb_params, char **params) { pulse(CSR_RECORDER_CTRL_ABORT_OFFSET, "rec_abort"); }
+define_command(rec_abort, rec_abort_handler, "Abort the recording (the partly filled chunk is dropped)", LITEREC_CMDS);
+
+static void rec_trigger_handler(int nb_params, char **params)
+{
+	if (need_job())
+		return;
+	if (cur_job.replay || cur_job.mode != REC_MODE_RING) {
+		printf("Error: rec_trigger is for ring recordings (rec_start ... ring=<mib> post=<mib>)\n");
+		return;
+	}
+	pulse(CSR_RECORDER_CTRL_TRIGGER_OFFSET, "rec_trigger");
+}
+define_command(rec_trigger, rec_trigger_handler, "Ring recording: the event (the recording ends post= MiB later)", LITEREC_CMDS);
+
+static void print_status(struct rec_job *j, struct rec_result *r)
+{
+	const char *state = r->busy ? "running" : j->arm && !r->done ? "armed" : r->done ? "done" : "idle";
+	uint64_t bytes = j->replay ? r->bytes : r->bytes_committed;
+	int temp = rec_temperature(j->mask);
+	printf("recorder: %s %s, %s", mode_str(j), state, r->busy ? "in progress" : rec_status_str(r->status));
+	if (r->status == REC_STATUS_ERR_DEVICE || r->status == REC_STATUS_ERR_TIMEOUT)
+		printf(" (nvme%d, LBA %llu: %s)", r->err_port, (unsigned long long)r->err_lba, nvme_status_str(r->err_status));
+	printf("\n  ");
+	if (!j->replay) {
+		printf("in %llu B = kept %llu B + dropped %llu B (%llu drop events); kept = written %llu B + buffered %llu B\n  ",
+			(unsigned long long)r->bytes_in, (unsigned long long)r->bytes_kept, (unsigned long long)r->bytes_dropped,
+			(unsigned long long)r->drops, (unsigned long long)r->bytes_committed, (unsigned long long)r->bytes_buffered);
+	} else
+		printf("out %llu B, ", (unsigned long long)r->bytes);
+	print_fixed3(rec_kbps(bytes, r->cycles));
+	printf(" MB/s over %llu us, ring %llu of %lu chunks (peak %llu), %llu stall cycles, drive %d C\n",
+		(unsigned long long)(r->cycles*1000000/CONFIG_CLOCK_FREQUENCY), (unsigned long long)r->level, j->ring_slots,
+		(unsigned long long)r->peak, (unsigned long long)r->stalls, temp);
+	if (!j->replay && j->mode == REC_MODE_RING)
+		printf("  ring: %llu wraps, trigger %s at byte %llu, oldest byte %llu, last chunk at byte %llu of nvme%d\n",
+			(unsigned long long)r->wraps, r->triggered ? "came" : "not yet", (unsigned long long)r->trigger_pos,
+			(unsigned long long)r->oldest, (unsigned long long)r->addr_last, (int)recorder_addr_last_port_read());
+	printf("RESULT name=rec_status state=%s status=%d mode=%s bytes_in=%llu bytes_committed=%llu bytes_dropped=%llu "
+		"bytes_buffered=%llu bytes_kept=%llu drops=%llu overflow=%d level=%llu peak=%llu ring_slots=%lu cycles=%llu mbps=",
+		state, r->status, mode_str(j), (unsigned long long)r->bytes_in, (unsigned long long)r->bytes_committed,
+		(unsigned long long)r->bytes_dropped, (unsigned long long)r->bytes_buffered, (unsigned long long)r->bytes_kept,
+		(unsigned long long)r->drops, r->overflow, (unsigned long long)r->level, (unsigned long long)r->peak,
+		j->ring_slots, (unsigned long long)r->cycles);
+	print_fixed3(rec_kbps(bytes, r->cycles));
+	printf(" chunks=%llu bytes_out=%llu stalls=%llu surplus=%llu keep_errors=%llu wraps=%llu trigger=%llu oldest=%llu "
+		"addr_last=%llu addr_last_port=%d temperature_c=%d error=%d err_status=0x%04lx trims=%llu trimmed_rows=%llu requested=%llu\n",
+		(unsigned long long)r->chunks, (unsigned long long)(j->replay ? r->bytes : 0), (unsigned long long)r->stalls,
+		(unsigned long long)r->surplus, (unsigned long long)r->keep_errors, (unsigned long long)r->wraps,
+		(unsigned long long)r->trigger_pos, (unsigned long long)r->oldest, (unsigned long long)r->addr_last,
+		(int)recorder_addr_last_port_read(), temp, r->status >= REC_STATUS_ERR_DEVICE,
+		(unsigned long)r->err_status, (unsigned long long)recorder_trims_read(),
+		(unsigned long long)recorder_trimmed_rows_read(), (unsigned long long)recorder_requested_read());
+}
 
 static void rec_status_handler(int nb_params, char **params)
 {
-	uint32_t st = recorder_status_read();
-	printf("recorder: %s%s%s%s, %lu chunks requested, %lu completed, ring peak %lu of %lu slots\n",
-		(st & (1 << CSR_RECORDER_STATUS_BUSY_OFFSET)) ? "busy" : "idle",
-		(st & (1 << CSR_RECORDER_STATUS_DONE_OFFSET)) ? ", done" : "",
-		(st & (1 << CSR_RECORDER_STATUS_ERROR_OFFSET)) ? ", error" : "",
-		(st & (1 << CSR_RECORDER_STATUS_ABORTED_OFFSET)) ? ", aborted" : "",
-		(unsigned long)recorder_chunks_req_read(), (unsigned long)recorder_chunks_done_read(),
-		(unsigned long)recorder_max_level_read(), (unsigned long)recorder_ring_slots_read());
-	printf("RESULT name=rec_status busy=%lu done=%lu error=%lu aborted=%lu err_status=0x%04lx chunks_req=%lu "
-		"chunks_done=%lu beats_in=%lu beats_out=%lu lost_beats=%lu check_errors=%lu early_last=%lu\n",
-		(unsigned long)((st >> CSR_RECORDER_STATUS_BUSY_OFFSET) & 1),
-		(unsigned long)((st >> CSR_RECORDER_STATUS_DONE_OFFSET) & 1),
-		(unsigned long)((st >> CSR_RECORDER_STATUS_ERROR_OFFSET) & 1),
-		(unsigned long)((st >> CSR_RECORDER_STATUS_ABORTED_OFFSET) & 1),
-		(unsigned long)recorder_err_status_read(),
-		(unsigned long)recorder_chunks_req_read(), (unsigned long)recorder_chunks_done_read(),
-		(unsigned long)recorder_beats_in_read(), (unsigned long)recorder_beats_out_read(),
-		(unsigned long)recstream_gen_lost_read(), (unsigned long)recstream_check_errors_read(),
-		(unsigned long)recorder_early_last_read());
+	struct rec_result r;
+	if (need_job())
+		return;
+	rec_job_poll(&cur_job, &r);
+	if (r.done && !r.busy)
+		set_engines(cur_job.mask, NVME_SRC_CPU);
+	print_status(&cur_job, &r);
 }
-define_command(rec_status, rec_status_handler, "Recorder datapath status", LITEREC_CMDS);
+define_command(rec_status, rec_status_handler, "Recorder status, live or at the end (accounting, ring, drive)", LITEREC_CMDS);
+
+static void rec_wait_handler(int nb_params, char **params)
+{
+	struct rec_result r;
+	unsigned long ms = 0;
+	if (nb_params > 0 && (literec_parse_ulong(params[0], &ms) || ms == 0)) {
+		printf("Error: invalid timeout '%s' ms: modeled milliseconds, 1 or more (none: until the end)\n", params[0]);
+		return;
+	}
+	if (need_job())
+		return;
+	if (rec_job_wait(&cur_job, &r, (uint64_t)ms*1000, 50000))
+		printf("rec_wait: %s %s\n", mode_str(&cur_job), rec_status_str(r.status));
+	else
+		printf("rec_wait: still running after %lu ms\n", ms);
+	printf("RESULT name=rec_wait done=%d status=%d cycles=%llu\n", r.done && !r.busy, r.status,
+		(unsigned long long)r.cycles);
+}
+define_command(rec_wait, rec_wait_handler, "Wait for the recording/replay to end: rec_wait [timeout_ms] (a key stops waiting)", LITEREC_CMDS);
+
+static void rec_drops_handler(int nb_params, char **params)
+{
+	unsigned long first = 0, count = 16, i;
+	uint64_t drops;
+	if (need_job())
+		return;
+	if ((nb_params > 0 && literec_parse_ulong(params[0], &first)) ||
+		(nb_params > 1 && (literec_parse_ulong(params[1], &count) || count == 0))) {
+		printf("rec_drops [first] [count]   (the drop log: position and length of each drop event)\n");
+		return;
+	}
+	drops = recorder_drops_read();
+	printf("rec_drops: %llu drop event(s), the log holds the first %d\n", (unsigned long long)drops, RECORDER_LOG_DEPTH);
+	for (i = first; i < first + count && i < drops && i < RECORDER_LOG_DEPTH; i++) {
+		recorder_log_index_write(i);
+		recorder_log_index_read();     /* one CSR access: the log memory's read has settled */
+		printf("RESULT name=rec_drop index=%lu pos=%llu len=%llu abort=%d\n", i,
+			(unsigned long long)recorder_log_pos_read(), (unsigned long long)recorder_log_len_read(),
+			(int)recorder_log_abort_read());
+	}
+}
+define_command(rec_drops, rec_drops_handler, "Drop log: rec_drops [first] [count]", LITEREC_CMDS);
+
+static void rec_set_handler(int nb_params, char **params)
+{
+	struct rec_job j;
+	int i, r;
+	if (nb_params == 1 && !strcmp(params[0], "clear")) {
+		rec_set_n = 0;
+		printf("rec_set: cleared\n");
+		return;
+	}
+	for (i = 0; i < nb_params; i++) {
+		const char *eq = strchr(params[i], '=');
+		int k, klen = eq ? (int)(eq - params[i]) : 0;
+		if (!eq || strlen(params[i]) >= sizeof(rec_set_opts[0])) {
+			printf("Error: '%s': rec_set takes key=value options (under %d characters), or clear\n", params[i],
+				(int)sizeof(rec_set_opts[0]));
+			return;
+		}
+		/* Check it as an option of either direction (an invalid value is refused here). */
+		rec_job_init(&j);
+		r = parse_common(params[i], klen, eq + 1, &j);
+		if (r == 0)
+			r = parse_record_opt(params[i], klen, eq + 1, &j, ~0UL);
+		if (r == 0)
+			r = parse_replay_opt(params[i], klen, eq + 1, &j);
+		if (r < 0)
+			return;
+		if (r == 0) {
+			printf("Error: unknown option '%.*s'\n", klen, params[i]);
+			return;
+		}
+		for (k = 0; k < rec_set_n; k++)
+			if (!strncmp(rec_set_opts[k], params[i], klen + 1))
+				break;
+		if (k == rec_set_n) {
+			if (rec_set_n == REC_SET_MAX) {
+				printf("Error: %d options at most (rec_set clear)\n", REC_SET_MAX);
+				return;
+			}
+			rec_set_n++;
+		}
+		strcpy(rec_set_opts[k], params[i]);
+	}
+	printf("rec_set:");
+	for (i = 0; i < rec_set_n; i++)
+		printf(" %s", rec_set_opts[i]);
+	printf("%s\n", rec_set_n ? "" : " (none)");
+}
+define_command(rec_set, rec_set_handler, "Options for the following rec_start/play_start/rec_record/rec_replay: rec_set key=value ... | clear", LITEREC_CMDS);
+
+/* rec_raw: the recorder's own configuration checks, with the registers exactly as given. */
+static void rec_raw_handler(int nb_params, char **params)
+{
+	unsigned long long first, last, v;
+	uint64_t start, chunks = 1, nsze;
+	unsigned long chunk = LITEREC_CHUNK_SIZE;
+	uint32_t mask = 1;
+	int i, replay, code;
+	if (nb_params < 3 || (strcmp(params[0], "record") && strcmp(params[0], "replay")) ||
+		literec_parse_u64(params[1], &first) || literec_parse_u64(params[2], &last)) {
+		printf("rec_raw <record|replay> <first_lba> <last_lba> [start=lba] [chunks=N] [nsze=N] [chunk=KiB] [mask=N]\n"
+			"  (writes the registers as given, no check by the BIOS: shows the recorder's own status code)\n");
+		return;
+	}
+	if (!nvme_ctrls[0].initialized) {
+		printf("Error: nvme0: %s\n", nvme_strerror(NVME_ERR_NO_INIT));
+		return;
+	}
+	replay = !strcmp(params[0], "replay");
+	start = first;
+	nsze = nvme_ctrls[0].nsze;
+	for (i = 3; i < nb_params; i++) {
+		char *eq = strchr(params[i], '=');
+		if (!eq || literec_parse_u64(eq + 1, &v)) {
+			printf("Error: '%s': options are key=number\n", params[i]);
+			return;
+		}
+		if (!strncmp(params[i], "start=", 6)) start = v;
+		else if (!strncmp(params[i], "chunks=", 7)) chunks = v;
+		else if (!strncmp(params[i], "nsze=", 5)) nsze = v;
+		else if (!strncmp(params[i], "chunk=", 6)) chunk = v*1024;
+		else if (!strncmp(params[i], "mask=", 5)) mask = v;
+		else {
+			printf("Error: unknown option '%s'\n", params[i]);
+			return;
+		}
+	}
+	code = rec_raw_start(replay, first, last, start, chunks, nsze, mask, chunk, nvme_ctrls[0].lba_size);
+	printf("rec_raw: %s\n", code == REC_STATUS_NONE ? "accepted (ended at once)" : rec_status_str(code));
+	printf("RESULT name=rec_raw status=%d\n", code);
+}
+define_command(rec_raw, rec_raw_handler, "The recorder's own checks: rec_raw <record|replay> <first_lba> <last_lba> [...]", LITEREC_CMDS);
 
 #endif

@@ -26,7 +26,7 @@
 #include "nvme.h"
 #include "record.h"
 
-#if defined(CSR_RECORDER_BASE) && defined(CSR_NVME0_BASE)
+#if defined(CSR_RECORDER_BASE) && defined(CSR_NVME0_BASE) && defined(CSR_RECSTREAM_BASE)
 
 #define NPORTS LITEREC_SSD_PORTS
 #define CHUNK  LITEREC_CHUNK_SIZE
@@ -36,6 +36,7 @@ struct st_ctx {
 	uint64_t region_chunks;      /* chunks of the test region (all selected drives) */
 	unsigned long max_sweep;     /* largest chunk count of #08 */
 	int      verbose;
+	int      sabotage;           /* break=1: break the condition of #01, #03, #09 (they must fail) */
 };
 
 static int st_fail(const char *what)
@@ -120,23 +121,50 @@ static int t_link(struct st_ctx *x)
 	return bad ? st_fail("a link is down or below the drive's capability, or a drive is not initialized") : 0;
 }
 
+/* Waits until the pattern source has produced all its beats by itself (DONE), 1 s of modeled time. */
+/* The source's surplus is at most a few chunks: at the source's full rate (one ring word per cycle)
+ * it is gone in microseconds, so 2 ms of modeled time is ample (and a failing test ends quickly). */
+static int gen_done(void)
+{
+	uint64_t t0 = literec_cycles();
+	while (recstream_gen_busy_read())
+		if (literec_cycles() - t0 > literec_us_to_cycles(2000))
+			return 0;
+	return 1;
+}
+
+/* #01: the source offers two chunks, the recording takes one. The surplus waits at the port (the
+ * source is not DONE) until the flush starts: then it is discarded and counted, the source finishes,
+ * and nothing after the first chunk reaches the drive. */
 static int t_surplus(struct st_ctx *x)
 {
 	struct rec_job j;
 	struct rec_result r;
-	/* The source offers two chunks, the recorder takes one: the rest must be flushed, the source
-	 * must finish, and nothing after the first chunk may be written. */
+	uint64_t produced;
 	if (st_record(x, 0, 2, 0x0100, &r))
 		return -1;
 	st_job(x, &j, 0, 1, 0x0102);
 	j.source_bytes = 2*CHUNK;
+	j.surplus = REC_SURPLUS_KEEP;
 	if (rec_job_check(&j) || rec_record_run(&j, &r))
 		return st_fail("recording failed");
-	if (recstream_gen_busy_read())
-		return st_fail("pattern generator not DONE");
-	printf("  pattern generator DONE, surplus flushed; recorded %llu chunk(s)\n", (unsigned long long)r.chunks);
 	if (r.chunks != 1)
 		return st_fail("the recorder wrote more than the requested chunk");
+	if (!recstream_gen_busy_read())
+		return st_fail("the pattern generator is DONE before the flush: the surplus was not held");
+	printf("  AXI4-Stream pattern generator not DONE (%llu of %llu bytes produced: the surplus waits)\n",
+		(unsigned long long)(recstream_gen_produced_read()*RECORDER_WORD_BYTES), (unsigned long long)(2*CHUNK));
+	printf("  start flush\n");
+	if (!x->sabotage)
+		rec_flush_surplus(1);
+	if (!gen_done())
+		return st_fail("pattern generator not DONE after the flush started");
+	produced = recstream_gen_produced_read()*RECORDER_WORD_BYTES;
+	printf("  AXI4-Stream pattern generator DONE (%llu bytes produced)\n", (unsigned long long)produced);
+	rec_flush_surplus(0);
+	printf("  stop flush: flush finished, %llu surplus bytes discarded\n", (unsigned long long)recorder_surplus_read());
+	if (produced != 2*CHUNK || recorder_surplus_read() != CHUNK)
+		return st_fail("the surplus flushed is not the second chunk");
 	if (st_verify(x, 0, 1, 0x0102))
 		return -1;
 	/* Against the previous recording's pattern, exactly chunk 0 differs: chunk 1 is untouched. */
@@ -170,25 +198,28 @@ static int t_checker(struct st_ctx *x)
 	return st_verify(x, 0, 10, 0x0200);
 }
 
+/* #03: flush after write: set before the recording, the surplus beats that arrive after it are
+ * flushed without the CPU (the source finishes by itself), and the drives are flushed (NVMe Flush
+ * issued by the recorder on every port). */
 static int t_flush_after_write(struct st_ctx *x)
 {
+	struct rec_job j;
 	struct rec_result r;
-	uint64_t cycles;
-	int p, ret;
-	if (st_record(x, 0, 100 < x->region_chunks ? 100 : x->region_chunks, 0x0300, &r))
-		return -1;
-	for (p = 0; p < NPORTS; p++) {
-		if (!(x->mask & (1u << p)))
-			continue;
-		ret = nvme_io(p, NVME_OP_FLUSH, 0, 0, 0, &cycles);
-		if (ret) {
-			printf("  nvme%d: flush: %s\n", p, nvme_strerror(ret));
-			return st_fail("flush after write failed");
-		}
-		printf("  nvme%d: flush after write finished in %llu us\n", p,
-			(unsigned long long)(cycles*1000000/CONFIG_CLOCK_FREQUENCY));
-	}
-	return 0;
+	uint64_t n = 100 < x->region_chunks ? 100 : x->region_chunks - 2;
+	printf("  setting flush after write, writing %llu chunks (the source offers 2 more)\n", (unsigned long long)n);
+	st_job(x, &j, 0, n, 0x0300);
+	j.source_bytes = (n + 2)*CHUNK;
+	j.surplus = x->sabotage ? REC_SURPLUS_KEEP : REC_SURPLUS_FLUSH;
+	j.flush_after = 1;
+	if (rec_job_check(&j) || rec_record_run(&j, &r))
+		return st_fail("recording failed");
+	if (!gen_done())
+		return st_fail("pattern generator not DONE: the surplus was not flushed after the write");
+	printf("  flush in progress after the write: %llu surplus bytes flushed, drives flushed; pattern generator DONE\n",
+		(unsigned long long)r.surplus);
+	if (recorder_surplus_read() != 2*CHUNK || r.chunks != n)
+		return st_fail("the flush after write did not take exactly the surplus");
+	return st_verify(x, 0, n, 0x0300);
 }
 
 static int t_early_last(struct st_ctx *x)
@@ -290,15 +321,16 @@ static int t_sweep(struct st_ctx *x)
 {
 	unsigned long n;
 	struct rec_result r;
-	for (n = 1; n <= x->max_sweep && n <= x->region_chunks; n *= 2) {
-		if (st_record(x, 0, n, 0x0800 + n, &r))
+	/* Each point at its own address: n chunks from chunk n - 1 (1 @0, 2 @1, 4 @3, ...). */
+	for (n = 1; n <= x->max_sweep && 2*n - 1 <= x->region_chunks; n *= 2) {
+		if (st_record(x, n - 1, n, 0x0800 + n, &r))
 			return -1;
 		printf("  writing %lu chunks took %llu ns => ", n, (unsigned long long)(r.cycles*1000000000ULL/CONFIG_CLOCK_FREQUENCY));
 		print_mibps(r.bytes, r.cycles);
 		printf("\n");
 		printf("RESULT name=rec_selftest_sweep op=write chunks=%lu bytes=%llu cycles=%llu\n", n,
 			(unsigned long long)r.bytes, (unsigned long long)r.cycles);
-		if (st_replay(x, 0, n, 0x0800 + n, 0, &r))
+		if (st_replay(x, n - 1, n, 0x0800 + n, 0, &r))
 			return -1;
 		printf("  reading %lu chunks took %llu ns => ", n, (unsigned long long)(r.cycles*1000000000ULL/CONFIG_CLOCK_FREQUENCY));
 		print_mibps(r.bytes, r.cycles);
@@ -311,14 +343,45 @@ static int t_sweep(struct st_ctx *x)
 	return 0;
 }
 
+/* #09: invalid requests are refused with their status code, by the BIOS and, with the registers
+ * written as given, by the recorder itself (write and read paths). */
+static int raw_case(struct st_ctx *x, int replay, const char *what, uint64_t first, uint64_t last, int expect)
+{
+	int p = __builtin_ctz(x->mask);
+	uint64_t cb = CHUNK/nvme_ctrls[p].lba_size;
+	int code;
+	if (x->sabotage) {               /* a valid request: the test must see no refusal and fail */
+		first = 0;
+		last = 2*cb;
+	}
+	code = rec_raw_start(replay, first, last, first, 1, nvme_ctrls[p].nsze, 1u << p, CHUNK, nvme_ctrls[p].lba_size);
+	printf("  %s %s: status %d (%s)\n", replay ? "read" : "write", what, code, rec_status_str(code));
+	if (code != expect) {
+		printf("  expected status %d (%s)\n", expect, rec_status_str(expect));
+		return -1;
+	}
+	return 0;
+}
+
 static int t_invalid(struct st_ctx *x)
 {
 	struct rec_job j;
-	int p = __builtin_ctz(x->mask);
+	int p = __builtin_ctz(x->mask), rd;
 	uint32_t before = 0;
+	uint64_t cb = CHUNK/nvme_ctrls[p].lba_size, ns = nvme_ctrls[p].nsze;
 	struct nvme_engine_status st;
 	nvme_engine_status(p, &st);
 	before = st.submitted;
+	/* The recorder's own checks, registers as given: WRITE/READ_ADDR_LAST beyond the media, first
+	 * greater than last, unaligned first (write) and last (read). */
+	for (rd = 0; rd < 2; rd++) {
+		if (raw_case(x, rd, "with the last address beyond the media", 0, (ns/cb)*cb, REC_STATUS_ERR_RANGE) ||
+			raw_case(x, rd, "with the first address greater than the last", 4*cb, 2*cb, REC_STATUS_ERR_ORDER) ||
+			raw_case(x, rd, rd ? "with an unaligned last address" : "with an unaligned first address",
+				rd ? 0 : cb/2, rd ? 2*cb + cb/2 : 2*cb, REC_STATUS_ERR_ALIGN))
+			return st_fail("the recorder did not refuse an invalid request with its status code");
+	}
+	/* The BIOS refuses before writing a register. */
 	printf("  range beyond the media:\n  ");
 	st_job(x, &j, 0, 1, 1);
 	j.lba = nvme_ctrls[p].nsze;
@@ -415,6 +478,12 @@ static void rec_selftest_handler(int nb_params, char **params)
 				printf("Error: invalid region '%s' MiB: a positive number (default: the whole namespace)\n", eq + 1);
 				return;
 			}
+		} else if (eq && !strncmp(params[i], "break=", 6)) {
+			if (strcmp(eq + 1, "0") && strcmp(eq + 1, "1")) {
+				printf("Error: invalid break '%s': 1 breaks the condition of #01, #03 and #09 (they must then fail)\n", eq + 1);
+				return;
+			}
+			x.sabotage = eq[1] == '1';
 		} else if (eq && !strncmp(params[i], "sweep=", 6)) {
 			if (literec_parse_ulong(eq + 1, &x.max_sweep) || x.max_sweep == 0) {
 				printf("Error: invalid sweep '%s': the largest chunk count of test #08\n", eq + 1);
@@ -426,7 +495,7 @@ static void rec_selftest_handler(int nb_params, char **params)
 				return;
 			}
 		} else {
-			printf("rec_selftest [ports=all|N] [region=MiB] [sweep=N] [test=N]   (overwrites the drives from LBA 0)\n");
+			printf("rec_selftest [ports=all|N] [region=MiB] [sweep=N] [test=N] [break=1]   (overwrites the drives from LBA 0)\n");
 			return;
 		}
 	}
@@ -487,7 +556,7 @@ static void rec_selftest_handler(int nb_params, char **params)
 	printf("RESULT name=rec_selftest_summary tests=%d failed=%d\n", n, failed);
 }
 define_command(rec_selftest, rec_selftest_handler,
-	"Self-test suite of the recorder (overwrites the drives): rec_selftest [ports=all|N] [region=MiB] [sweep=N] [test=N]",
+	"Self-test suite of the recorder (overwrites the drives): rec_selftest [ports=all|N] [region=MiB] [sweep=N] [test=N] [break=1]",
 	LITEREC_CMDS);
 
 #endif

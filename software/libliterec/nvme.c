@@ -58,6 +58,12 @@ unsigned long nvme_csr_base(int port) { return nvme_bases[port]; }
 #define ASQ_OFF         0x0000   /* admin queues: page (4 KiB) aligned (ASQB/ACQB bits 11:0 reserved) */
 #define ACQ_OFF         0x1000
 #define BUF_OFF         0x2000   /* 4 KiB: Identify / log pages */
+#define CPUSQ_OFF       0x3000   /* CPU I/O queue pair (QID 2): SQ and CQ, page aligned */
+#define CPUCQ_OFF       0x4000
+#define CPUBUF_OFF      0x5000   /* 8 KiB: its data buffer (two pages: PRP1 + PRP2) */
+#define CPUDSM_OFF      0x7000   /* 4 KiB: its Dataset Management ranges (256) */
+#define CPUQ_ID         2
+#define CPUQ_ENTRIES    8
 
 static const unsigned long queue_bases[][3] = {
 	{NVME0_SQ_BASE, NVME0_CQ_BASE, NVME0_PRP_BASE},
@@ -184,6 +190,8 @@ const char *nvme_strerror(int r)
 	case NVME_ERR_ENGINE:    return "queue engine stopped";
 	case NVME_ERR_ARG:       return "invalid argument";
 	case NVME_ERR_STOPPED:   return "queue engine stopped by an earlier error: run nvme_init";
+	case NVME_ERR_NO_CPUQ:   return "no CPU I/O queue on this controller (it granted one I/O queue pair only, or a command timed out: run nvme_init)";
+	case NVME_ERR_BUSY:      return "the CPU I/O queue has a command in flight";
 	default:                 return r > 0 ? nvme_status_str(r) : "unknown error";
 	}
 }
@@ -470,7 +478,16 @@ int nvme_init(int port, int verbose)
 	memset(c, 0, sizeof(*c));
 	c->timeout_ms = timeout_ms;
 
-	/* The engine stops using the old queues first. */
+	/* The engine stops using the old queues first, once the commands it still has in flight (after an
+	 * error stop, say) completed: their data and CQEs are on the link, and a disabled engine would
+	 * not take the CQEs (the link would stall behind them). Bounded by the command timeout. */
+	if (pcie_devs[port].present) {
+		struct nvme_engine_status st;
+		uint64_t t0 = literec_cycles();
+		do
+			nvme_engine_status(port, &st);
+		while (st.outstanding && literec_cycles() - t0 < literec_us_to_cycles(1000ULL*timeout_ms));
+	}
 	engine_ctrl(port, 0, 0, 0);
 
 	if (!pcie_devs[port].present) {
@@ -577,9 +594,10 @@ int nvme_init(int port, int verbose)
 		return NVME_ERR_NO_DEVICE;
 	}
 
-	/* One I/O queue pair. */
-	if ((r = nvme_set_feature(port, 0x07, 0, &dw0)))
+	/* Two I/O queue pairs: 1 for the engine, 2 for the CPU (catalog I/O while the engine records). */
+	if ((r = nvme_set_feature(port, 0x07, 0x00010001, &dw0)))
 		return r;
+	c->cpuq = (dw0 & 0xffff) >= 1 && (dw0 >> 16) >= 1;
 
 	/* I/O CQ and SQ in the queue engine's windows, no interrupts (the engine sees each CQE). */
 	qsize = c->mqes < NVME_ENGINE_ENTRIES ? c->mqes : NVME_ENGINE_ENTRIES;
@@ -598,7 +616,28 @@ int nvme_init(int port, int verbose)
 	if ((r = nvme_admin(port, &s, NULL)))
 		return r;
 
-	/* Engine configuration: commands up to MDTS and at most one PRP list page of data. */
+	/* CPU I/O queue pair in the on-chip RAM window (no interrupts, polled). */
+	if (c->cpuq) {
+		for (i = 0; i < CPUQ_ENTRIES*4; i++)
+			((volatile uint32_t *)(SRAM(port) + CPUCQ_OFF))[i] = 0;
+		c->cpucq_phase = 1;
+		memset(&s, 0, sizeof(s));
+		s.cdw0  = 0x05;
+		s.prp1  = SRAM(port) + CPUCQ_OFF;
+		s.cdw10 = ((CPUQ_ENTRIES - 1) << 16) | CPUQ_ID;
+		s.cdw11 = 1;
+		if (nvme_admin(port, &s, NULL) == 0) {
+			memset(&s, 0, sizeof(s));
+			s.cdw0  = 0x01;
+			s.prp1  = SRAM(port) + CPUSQ_OFF;
+			s.cdw10 = ((CPUQ_ENTRIES - 1) << 16) | CPUQ_ID;
+			s.cdw11 = (CPUQ_ID << 16) | 1;
+			c->cpuq = nvme_admin(port, &s, NULL) == 0;
+		} else
+			c->cpuq = 0;
+	}
+
+	/* Engine configuration: commands up to MDTS and at most 2 MiB (one PRP list page). */
 	c->io_qsize = qsize;
 	c->io_qd    = qsize - 1;
 	c->max_xfer = NVME_MAX_TRANSFER;
@@ -737,6 +776,102 @@ int nvme_io(int port, int op, uint64_t lba, uint32_t blocks, uint32_t addr, uint
 	if (st.error)
 		return NVME_ERR_ENGINE;
 	return 0;
+}
+
+/* CPU I/O queue --------------------------------------------------------------------------------- */
+
+volatile uint8_t *nvme_cpu_buf(int port)     { return (volatile uint8_t *)(SRAM(port) + CPUBUF_OFF); }
+volatile uint8_t *nvme_cpu_dsm_buf(int port) { return (volatile uint8_t *)(SRAM(port) + CPUDSM_OFF); }
+
+int nvme_cpu_submit(int port, int op, uint64_t lba, uint32_t blocks, int fua)
+{
+	static const uint8_t opcodes[] = {0x02, 0x01, 0x00, 0x09, 0x08, 0x09};
+	struct nvme_ctrl *c;
+	struct nvme_sqe s;
+	volatile uint32_t *sq;
+	const uint32_t *src = (const uint32_t *)&s;
+	int i, r;
+	if (port < 0 || port >= NPORTS)
+		return NVME_ERR_NO_DEVICE;
+	c = &nvme_ctrls[port];
+	if (!c->initialized)
+		return NVME_ERR_NO_INIT;
+	if (!c->cpuq)
+		return NVME_ERR_NO_CPUQ;
+	if (c->cpu_busy)
+		return NVME_ERR_BUSY;
+	if (op < 0 || op > NVME_OP_CPU_DSM || op == NVME_OP_DEALLOCATE || blocks == 0 ||
+	    ((op == NVME_OP_READ || op == NVME_OP_WRITE) && ((uint64_t)blocks << c->lba_shift) > NVME_CPU_BUF_BYTES) ||
+	    (op == NVME_OP_WRITE_ZEROES && blocks > 65536) || (op == NVME_OP_CPU_DSM && blocks > 256))
+		return NVME_ERR_ARG;
+	memset(&s, 0, sizeof(s));
+	s.cdw0 = opcodes[op] | ((uint32_t)c->cpu_cid << 16);
+	s.nsid = c->nsid;
+	if (op == NVME_OP_CPU_DSM) {
+		s.prp1  = SRAM(port) + CPUDSM_OFF;
+		s.cdw10 = blocks - 1;
+		s.cdw11 = 1 << 2;                     /* AD: deallocate */
+	} else if (op != NVME_OP_FLUSH) {
+		s.prp1  = SRAM(port) + CPUBUF_OFF;
+		if (op != NVME_OP_WRITE_ZEROES && ((uint64_t)blocks << c->lba_shift) > 4096)
+			s.prp2 = SRAM(port) + CPUBUF_OFF + 4096;
+		if (op == NVME_OP_WRITE_ZEROES)
+			s.prp1 = 0;
+		s.cdw10 = (uint32_t)lba;
+		s.cdw11 = (uint32_t)(lba >> 32);
+		s.cdw12 = (blocks - 1) | (fua ? (1u << 30) : 0);
+	}
+	sq = (volatile uint32_t *)(SRAM(port) + CPUSQ_OFF) + c->cpusq_tail*16;
+	for (i = 0; i < 16; i++)
+		sq[i] = src[i];
+	c->cpusq_tail = (c->cpusq_tail + 1) % CPUQ_ENTRIES;
+	c->cpu_busy = 1;
+	c->cpu_t0 = literec_cycles();
+	if ((r = reg_write32(port, 0x1000 + 2*CPUQ_ID*(4 << c->dstrd), c->cpusq_tail))) {
+		c->cpuq = 0;
+		return r;
+	}
+	return 0;
+}
+
+int nvme_cpu_poll(int port, int *status)
+{
+	struct nvme_ctrl *c = &nvme_ctrls[port];
+	volatile uint32_t *cq;
+	uint32_t dw3;
+	if (!c->cpu_busy) {
+		*status = NVME_ERR_ARG;
+		return 1;
+	}
+	cq = (volatile uint32_t *)(SRAM(port) + CPUCQ_OFF) + c->cpucq_head*4;
+	dw3 = cq[3];
+	if (((dw3 >> 16) & 1) != c->cpucq_phase || (dw3 & 0xffff) != c->cpu_cid) {
+		if (literec_cycles() - c->cpu_t0 <= literec_us_to_cycles((uint64_t)c->timeout_ms*1000))
+			return 0;
+		/* No completion: the queue cannot be trusted any more (a late CQE), until nvme_init. */
+		c->cpu_busy = 0;
+		c->cpuq = 0;
+		*status = NVME_ERR_TIMEOUT;
+		return 1;
+	}
+	c->cpucq_head = (c->cpucq_head + 1) % CPUQ_ENTRIES;
+	if (c->cpucq_head == 0)
+		c->cpucq_phase ^= 1;
+	c->cpu_cid++;
+	c->cpu_busy = 0;
+	*status = (dw3 >> 17) & 0x7fff;
+	if (reg_write32(port, 0x1000 + (2*CPUQ_ID + 1)*(4 << c->dstrd), c->cpucq_head))
+		*status = NVME_ERR_PCIE;
+	return 1;
+}
+
+int nvme_cpu_io(int port, int op, uint64_t lba, uint32_t blocks, int fua)
+{
+	int r, status;
+	if ((r = nvme_cpu_submit(port, op, lba, blocks, fua)))
+		return r;
+	while (!nvme_cpu_poll(port, &status));
+	return status;
 }
 
 #else

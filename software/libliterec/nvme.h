@@ -19,6 +19,8 @@
 #define NVME_ERR_ENGINE    (-7)   /* the queue engine stopped (error status or timeout) */
 #define NVME_ERR_ARG       (-8)   /* invalid argument (nothing was sent) */
 #define NVME_ERR_STOPPED   (-9)   /* the queue engine stopped on an earlier error (nothing was sent) */
+#define NVME_ERR_NO_CPUQ   (-10)  /* no CPU I/O queue on this controller (see nvme_init) */
+#define NVME_ERR_BUSY      (-11)  /* the CPU I/O queue has a command in flight */
 
 struct nvme_ctrl {
 	int      initialized;
@@ -50,6 +52,11 @@ struct nvme_ctrl {
 	int      nlbaf, flbas;
 	/* I/O queue pair (hardware engine) */
 	int      io_qsize, io_qd;
+	/* CPU I/O queue pair (QID 2, on-chip RAM window): catalog I/O beside the engine, one command at a time */
+	int      cpuq;             /* 1: created */
+	uint16_t cpusq_tail, cpucq_head, cpu_cid;
+	uint8_t  cpucq_phase, cpu_busy;
+	uint64_t cpu_t0;
 	uint32_t timeout_ms;       /* command timeout and bound of the CAP.TO waits */
 };
 
@@ -86,6 +93,19 @@ int nvme_io_unchecked(int port, int op, uint64_t lba, uint32_t blocks, uint32_t 
 /* Checks an I/O request without sending anything: prints the reason and returns NVME_ERR_ARG. */
 int nvme_io_check(int port, int op, uint64_t lba, uint64_t blocks, uint64_t addr);
 
+/* CPU I/O queue (QID 2): a few commands driven by the CPU from the port's on-chip RAM window, while
+ * the hardware engine may own queue 1 (a recording). One command in flight per port. The data
+ * buffer is NVME_CPU_BUF_BYTES of the window (nvme_cpu_buf); DSM ranges go to nvme_cpu_dsm_buf.
+ * nvme_cpu_submit: 0 when sent; nvme_cpu_poll: 0 while in flight, 1 when done with *status =
+ * 0, the NVMe status field (> 0) or a driver error (< 0); nvme_cpu_io does both with the timeout. */
+#define NVME_CPU_BUF_BYTES 8192
+#define NVME_OP_CPU_DSM    5    /* Dataset Management (deallocate): `blocks` = number of ranges */
+volatile uint8_t *nvme_cpu_buf(int port);
+volatile uint8_t *nvme_cpu_dsm_buf(int port);
+int nvme_cpu_submit(int port, int op, uint64_t lba, uint32_t blocks, int fua);
+int nvme_cpu_poll(int port, int *status);
+int nvme_cpu_io(int port, int op, uint64_t lba, uint32_t blocks, int fua);
+
 /* Engine state / registers. */
 struct nvme_engine_status {
 	int      ready, error, outstanding;
@@ -105,6 +125,10 @@ void nvme_report_engine(int port);
 /* Decimal fixed point: prints v / 10^d. */
 void literec_print_fixed(uint64_t v, int d);
 unsigned long nvme_csr_base(int port);
+/* Command arguments: params[idx] as a port (0 when absent), -1 with the reason printed; a port
+ * without nvme_init is refused (-1, printed). */
+int nvme_arg_port(int nb_params, char **params, int idx, int *port);
+int nvme_need_init(int port);
 uint32_t nvme_csts(int port, int *err);
 
 #endif

@@ -149,12 +149,20 @@ class S7RootPortPHY(RootPortPHY):
         DevCtl MPS (capped by the root port's DevCap) and MRRS of the root port.
     root_mps_cap : int
         Max Payload Size the root port supports (IP Max_Payload_Size), 128 to 1024.
+    sys_clk_freq : int
+        Frequency of the sys clock domain (Hz). When given, PERST# goes through a
+        ``PERSTSequencer`` (minimum assertion time ``perst_min_time``, 100 ms by default).
+    pcie_blk_locn : str
+        Integrated block used (IP PCIe_Blk_Locn), ``"X0Y0"`` on parts with one block.
+    ip_name : str
+        Module name of the generated IP and of its instance (one per root port).
     """
     endianness = "big"
 
     def __init__(self, platform, pads, data_width=128, mem_window=(0xe0000000, 0x100000),
         max_payload_size=256, max_read_request_size=512, root_mps_cap=512, refclk_freq=100e6,
-        ip_name="pcie_s7_rp"):
+        ip_name="pcie_s7_rp", sys_clk_freq=None, perst_min_time=PERST_MIN_TIME,
+        pcie_blk_locn="X0Y0"):
         nlanes = len(pads.tx_p)
         check_choice("nlanes (len(pads.tx_p))", nlanes, [1, 2, 4, 8])
         check_choice("data_width", data_width, [64, 128])
@@ -176,6 +184,8 @@ class S7RootPortPHY(RootPortPHY):
         self.speed           = "gen2"
         self.userclk1_freq   = {1: 125e6, 2: 125e6, 4: 250e6, 8: 500e6}[nlanes]
         self.userclk2_freq   = max(125e6, nlanes*4e9/data_width) # AXI clock: lanes x 4 Gb/s.
+        self.user_clk_freq   = self.userclk2_freq # Clock of the pcie domain.
+        self.pcie_blk_locn   = pcie_blk_locn
         self.config          = {}
         self.external_hard_ip = False
         self._add_interface(data_width)
@@ -183,7 +193,7 @@ class S7RootPortPHY(RootPortPHY):
         # # #
 
         # Reset / PERST# ---------------------------------------------------------------------------
-        self._add_reset(pads)
+        self._add_reset(pads, sys_clk_freq, perst_min_time)
 
         # Clocking ---------------------------------------------------------------------------------
         refclk = Signal()
@@ -407,7 +417,7 @@ class S7RootPortPHY(RootPortPHY):
             "Interface_Width"          : f"{self.data_width}_bit",
             "User_Clk_Freq"            : int(self.userclk2_freq/1e6),
             "Ref_Clk_Freq"             : f"{int(self.refclk_freq/1e6)}_MHz",
-            "PCIe_Blk_Locn"            : "X0Y0",
+            "PCIe_Blk_Locn"            : self.pcie_blk_locn,
             "Device_ID"                : 7110 + self.nlanes,
             "Base_Class_Menu"          : "Bridge_device",
             "Sub_Class_Interface_Menu" : "PCI_to_PCI_bridge",
@@ -432,8 +442,26 @@ class S7RootPortPHY(RootPortPHY):
         self.external_hard_ip = True
         self.platform.add_ip(os.path.join(hard_ip_path, hard_ip_filename))
 
+    # Placement ------------------------------------------------------------------------------------
+    def add_placement(self, gt_channels, pcie_site=None):
+        """LOC constraints of the lanes' transceivers (``gt_channels[i]``: GTXE2_CHANNEL site of lane
+        ``i``, e.g. ``"GTXE2_CHANNEL_X0Y12"``) and of the integrated block (``pcie_site``, e.g.
+        ``"PCIE_X0Y0"``): the IP places its lanes for the board's edge connector by default."""
+        if len(gt_channels) != self.nlanes:
+            raise ValueError(f"{self.nlanes} lanes need {self.nlanes} GT channel sites, "
+                f"not {len(gt_channels)}.")
+        self.placement = (list(gt_channels), pcie_site)
+        for lane, site in enumerate(gt_channels):
+            self.platform.add_platform_command(f"set_property LOC {site} [get_cells -hierarchical "
+                f"-filter {{{{PRIMITIVE_TYPE =~ IO.GT.GTXE2_CHANNEL && NAME =~ "
+                f"\"{self.ip_name}/*pipe_lane[{lane}]*\"}}}}]")
+        if pcie_site is not None:
+            self.platform.add_platform_command(f"set_property LOC {pcie_site} [get_cells "
+                f"-hierarchical -filter {{{{PRIMITIVE_TYPE =~ HARD_IP.pcie.* && NAME =~ "
+                f"\"{self.ip_name}/*\"}}}}]")
+
     # Finalize -------------------------------------------------------------------------------------
     def do_finalize(self):
         if not self.external_hard_ip:
             self.add_sources(self.platform)
-        self.specials += Instance(self.ip_name, **self.ip_params)
+        self.specials += Instance(self.ip_name, name=self.ip_name, **self.ip_params)

@@ -60,6 +60,7 @@ _FAMILIES = {
 _LANE_RATE = {"gen1": 2e9, "gen2": 4e9, "gen3": 7.877e9} # Payload bits/s per lane.
 _LINK_SPEED = {"gen1": "2.5_GT/s", "gen2": "5.0_GT/s", "gen3": "8.0_GT/s"}
 _AXI_FREQ = 250e6
+_USER_CLK_FREQS = [62.5e6, 125e6, 250e6] # Selectable user clock frequencies (PG156/PG213).
 
 # _USRootPortPHY -----------------------------------------------------------------------------------
 
@@ -74,7 +75,8 @@ class _USRootPortPHY(RootPortPHY):
         ``clk_p/clk_n`` (100 MHz refclk), ``tx_p/tx_n/rx_p/rx_n`` (1, 2, 4 or 8 lanes), optional
         ``rst_n`` (PERST# to the SSD, driven as an output).
     data_width : int
-        AXI4-Stream width, 128 or 256 (user clock 250 MHz); also the width of ``sink``/``source``.
+        AXI4-Stream width, 128 or 256; also the width of ``sink``/``source``. The user clock
+        follows (Gen3 x4: 250 MHz at 128 bits, 125 MHz at 256 bits).
     speed : str
         Maximum link speed, ``"gen1"``, ``"gen2"`` or ``"gen3"``.
     mem_window : (int, int)
@@ -83,13 +85,24 @@ class _USRootPortPHY(RootPortPHY):
         DevCtl MPS (capped by the root port's DevCap) and MRRS of the root port.
     root_mps_cap : int
         Max Payload Size the root port supports (``pf0_dev_cap_max_payload``), 128 to 1024.
+    sys_clk_freq : int
+        Frequency of the sys clock domain (Hz). When given, PERST# goes through a
+        ``PERSTSequencer`` (minimum assertion time ``perst_min_time``, 100 ms by default).
+    pcie_blk_locn : str
+        Integrated block used (IP ``pcie_blk_locn``), e.g. ``"X0Y2"``; None: the IP's default.
+    gt_quad : int
+        Transceiver quad of the lanes (IP ``select_quad`` = ``GTH_Quad_<gt_quad>``); None: the IP's
+        default.
+    ip_name : str
+        Module name of the generated IP and of its instance (one per root port).
     """
     endianness = "little"
     family     = None
 
     def __init__(self, platform, pads, data_width=256, speed="gen3",
         mem_window=(0xe0000000, 0x100000), max_payload_size=256, max_read_request_size=512,
-        root_mps_cap=512, ip_name=None):
+        root_mps_cap=512, ip_name=None, sys_clk_freq=None, perst_min_time=PERST_MIN_TIME,
+        pcie_blk_locn=None, gt_quad=None):
         family = self.family
         f      = _FAMILIES[family]
         nlanes = len(pads.tx_p)
@@ -109,6 +122,12 @@ class _USRootPortPHY(RootPortPHY):
         self.root_mps_cap     = root_mps_cap
         self.ip               = f["ip"]
         self.ip_name          = ip_name or f["ip_name"]
+        self.pcie_blk_locn    = pcie_blk_locn
+        self.gt_quad          = gt_quad
+        # User clock: the lowest of the block's frequencies that carries the link at this width
+        # (PG156/PG213 "Supported clock frequencies and interface widths", e.g. Gen3 x4: 128 bits at
+        # 250 MHz or 256 bits at 125 MHz).
+        self.user_clk_freq    = min(f for f in _USER_CLK_FREQS if data_width*f >= nlanes*_LANE_RATE[speed])
         self.config           = {}
         self.external_hard_ip = False
         self._add_interface(data_width)
@@ -116,7 +135,7 @@ class _USRootPortPHY(RootPortPHY):
         # # #
 
         # Reset / PERST# ---------------------------------------------------------------------------
-        self._add_reset(pads)
+        self._add_reset(pads, sys_clk_freq, perst_min_time)
 
         # Clocking ---------------------------------------------------------------------------------
         refclk    = Signal()
@@ -320,7 +339,7 @@ class _USRootPortPHY(RootPortPHY):
             "PL_LINK_CAP_MAX_LINK_WIDTH"    : f"X{self.nlanes}",
             "PL_LINK_CAP_MAX_LINK_SPEED"    : _LINK_SPEED[self.speed],
             "axisten_if_width"              : f"{self.data_width}_bit",
-            "axisten_freq"                  : int(_AXI_FREQ/1e6),
+            "axisten_freq"                  : f"{self.user_clk_freq/1e6:g}",
             "AXISTEN_IF_RC_STRADDLE"        : "false",
             "axisten_if_enable_client_tag"  : "true",
             "extended_tag_field"            : "true",
@@ -339,14 +358,22 @@ class _USRootPortPHY(RootPortPHY):
             "aspm_support"                  : "No_ASPM",
             "coreclk_freq"                  : 500 if self.speed == "gen3" else 250,
             "plltype"                       : f["plltype"],
+            "REF_CLK_FREQ"                  : "100_MHz",
         }
+        if self.pcie_blk_locn is not None:
+            config["pcie_blk_locn"] = self.pcie_blk_locn
+        if self.gt_quad is not None:
+            config["en_gt_selection"] = "true"
+            config["select_quad"]     = f"GTH_Quad_{self.gt_quad}"
         config.update(self.config)
         return config
 
     def add_sources(self, platform):
         unverified = ["pf0_bar0_enabled", "type1_membase_memlimit_enable"]
         if self.family == "us":
-            unverified += ["device_port_type"]
+            unverified += ["device_port_type", "REF_CLK_FREQ"]
+            if self.gt_quad is not None:
+                unverified += ["en_gt_selection"]
         tcl = ip_tcl(self.ip, self.ip_name, self.get_ip_config(), unverified=unverified)
         platform.toolchain.pre_synthesis_commands += tcl
         self.ip_tcl = tcl
@@ -355,11 +382,33 @@ class _USRootPortPHY(RootPortPHY):
         self.external_hard_ip = True
         self.platform.add_ip(os.path.join(hard_ip_path, hard_ip_filename))
 
+    # Placement ------------------------------------------------------------------------------------
+    def add_placement(self, gt_channels, pcie_site=None):
+        """LOC constraints of the lanes' transceivers (``gt_channels[i]``: GTHE3/GTHE4_CHANNEL site of
+        lane ``i``, e.g. ``"GTHE3_CHANNEL_X0Y16"``) and of the integrated block (``pcie_site``, e.g.
+        ``"PCIE_3_1_X0Y2"``). Boards route lanes to quads in their own order (an FMC's DP pairs are
+        not always channels 0..3 of one quad in order): the pins decide, these LOCs follow them."""
+        if len(gt_channels) != self.nlanes:
+            raise ValueError(f"{self.nlanes} lanes need {self.nlanes} GT channel sites, "
+                f"not {len(gt_channels)}.")
+        gt = {"us": "GTHE3_CHANNEL", "usp": "GTHE4_CHANNEL"}[self.family]
+        self.placement = (list(gt_channels), pcie_site)
+        for lane, site in enumerate(gt_channels):
+            if not site.startswith(gt + "_"):
+                raise ValueError(f"lane {lane}: {site} is not a {gt} site.")
+            self.platform.add_platform_command(f"set_property LOC {site} [get_cells -hierarchical "
+                f"-filter {{{{PRIMITIVE_TYPE =~ ADVANCED.GT.{gt} && NAME =~ "
+                f"\"{self.ip_name}/*channel_inst[{lane}]*\"}}}}]")
+        if pcie_site is not None:
+            self.platform.add_platform_command(f"set_property LOC {pcie_site} [get_cells "
+                f"-hierarchical -filter {{{{PRIMITIVE_TYPE =~ ADVANCED.PCIE.* && NAME =~ "
+                f"\"{self.ip_name}/*\"}}}}]")
+
     # Finalize -------------------------------------------------------------------------------------
     def do_finalize(self):
         if not self.external_hard_ip:
             self.add_sources(self.platform)
-        self.specials += Instance(self.ip_name, **self.ip_params)
+        self.specials += Instance(self.ip_name, name=self.ip_name, **self.ip_params)
 
 # USRootPortPHY ------------------------------------------------------------------------------------
 

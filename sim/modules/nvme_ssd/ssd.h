@@ -145,6 +145,7 @@ typedef struct ssd {
     int      fd;
     uint8_t  *valid;            /* bitmap per map unit */
     uint64_t units, unit_size, phys_units, valid_units, erased_units, stale_units;
+    uint64_t gc_bytes;       /* bytes written not yet a whole unit (GC is charged per unit) */
     int      gc_phase;          /* burst mode: 1 while collecting */
     double   cache_used, cache2_used;
     ps_t     media_free, read_free, last_idle_acct;

@@ -178,7 +178,11 @@ ps_t ssd_media_write(ssd_t *s, ps_t now, uint64_t bytes)
     if (tier == 1) s->cache_used += bytes;
     else if (tier == 2) s->cache2_used += bytes;
     /* Garbage collection. */
-    uint64_t units = (bytes + s->unit_size - 1) / s->unit_size;
+    /* Data arrives in payload-sized segments: GC is charged per whole unit written (a 256-byte
+     * segment is not a 4 KiB unit). */
+    s->gc_bytes += bytes;
+    uint64_t units = s->gc_bytes / s->unit_size;
+    s->gc_bytes %= s->unit_size;
     double thr = s->phys_units * s->p.gc_free_pct / 100.0;
     if (s->p.gc_rate > 0 && s->stale_units) {
         int collect = 0;

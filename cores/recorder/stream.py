@@ -1,0 +1,304 @@
+#
+# This file is part of LiteRecorder.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Stream ports of the recorder: a user's record stream in, a replay stream out, each in its own
+clock domain and width, as LiteX streams or AXI4-Stream.
+
+::
+
+    record:  sink (W bits, clock domain cd) --> packer (cd) --> FIFO (cd -> sys) --> ring words
+    replay:  ring words --> FIFO (sys -> cd) --> unpacker (cd) --> source (W bits, cd)
+
+The packer assembles ``ring_width/W`` beats into one ring word (the LiteDRAM port width). ``keep``
+is honoured on the beat with ``last`` (it ends the recording at an exact byte count); ``keep`` must
+be contiguous from byte 0 there and all ones on other beats, else the word is flagged (``keep_err``)
+and counted by the recorder.
+
+Overflow policy (``drop``, static while recording, from the sys domain):
+
+- lossless (0): the port back-pressures the source (``ready`` low) while the ring has no room;
+- drop (1): for a source that cannot wait (an ADC). The decision is taken once per ring word, at
+  its first beat: if the FIFO has no room for a word, the beats of that whole word are refused
+  (``ready`` low: the source loses them, and knows it). The bytes refused are carried with the next
+  word that is kept (``gap``), so the recorder counts every dropped byte and logs where it was, in
+  the sys domain, exactly. A ``last`` beat that is refused leaves a marker word (0 bytes, ``last``)
+  so that the end of the input is never lost.
+
+A start of a recording clears a pending gap (``clear``, sys domain).
+"""
+
+from migen import *
+from migen.genlib.cdc import MultiReg, PulseSynchronizer
+
+from litex.gen import *
+
+from litex.soc.interconnect import stream
+from litex.soc.interconnect.axi import AXIStreamInterface
+
+from literecorder.cores.recorder.common import user_layout, word_layout, check_stream_width, GAP_BITS
+
+# Packer (record port, in the port's clock domain) ---------------------------------------------------
+
+class _Packer(LiteXModule):
+    def __init__(self, data_width, ring_width):
+        self.sink   = sink   = stream.Endpoint(user_layout(data_width))
+        self.source = source = stream.Endpoint(word_layout(ring_width))
+        self.drop   = Signal()      # Drop policy (static while recording).
+        self.clear  = Signal()      # Forget a pending gap (start of a recording).
+
+        # # #
+
+        lanes  = ring_width//data_width
+        nbytes = max(data_width//8, 1)
+        lbits  = log2_int(nbytes, need_pow2=False) if nbytes > 1 else 0
+
+        beat     = Signal(max=max(lanes, 2))         # Beat of the current word.
+        stored   = Array(Signal(data_width, name=f"lane{i}") for i in range(max(lanes - 1, 1)))
+        dropping = Signal()                          # The current word is being dropped.
+        gap      = Signal(GAP_BITS)                  # Bytes dropped since the last pushed word.
+        marker   = Signal()                          # A dropped word held `last`: push a marker.
+        first    = Signal()
+        final    = Signal()                          # The beat completes its word.
+        self.comb += [
+            first.eq(beat == 0),
+            final.eq((beat == lanes - 1) | sink.last),
+        ]
+
+        # Bytes of the beat (all on beats before `last`; `keep` counts on the final one).
+        beat_bytes = Signal(max=nbytes + 1)
+        keep_bad   = Signal()
+        if nbytes == 1:
+            self.comb += beat_bytes.eq(Mux(sink.last, sink.keep[0], 1))
+        else:
+            for i in range(nbytes):
+                self.comb += If(sink.keep[i], beat_bytes.eq(i + 1))
+            # Contiguous from byte 0: no set bit above a clear one.
+            self.comb += keep_bad.eq(reduce(or_, [sink.keep[i + 1] & ~sink.keep[i]
+                for i in range(nbytes - 1)]))
+            self.comb += If(~sink.last, beat_bytes.eq(nbytes))
+        self.comb += If(~sink.last & (sink.keep != (2**nbytes - 1)), keep_bad.eq(1))
+        keep_err = Signal()      # A beat of the current word had a bad keep.
+
+        # The word: stored lanes below `beat`, the current beat (bytes beyond `keep` cleared), zeros.
+        keep_mask = Signal(data_width)
+        self.comb += keep_mask.eq(Cat(*[Replicate(beat_bytes > i, 8) for i in range(nbytes)])
+            if nbytes > 1 else Replicate(beat_bytes != 0, data_width))
+        lanes_out = []
+        for i in range(lanes):
+            here = sink.data & keep_mask
+            if i < lanes - 1:
+                lanes_out.append(Mux(beat == i, here, Mux(beat > i, stored[i], 0)))
+            else:
+                lanes_out.append(Mux(beat == i, here, 0))
+        word_bytes = Signal(max=ring_width//8 + 1)
+        self.comb += word_bytes.eq((beat << lbits) + beat_bytes)
+
+        # Take (store or push) or refuse the beat.
+        refuse = Signal()
+        take   = Signal()
+        self.comb += [
+            refuse.eq(self.drop & Mux(first, ~source.ready, dropping)),
+            sink.ready.eq(~marker & ~refuse & (~final | source.ready)),
+            take.eq(sink.valid & sink.ready),
+        ]
+        self.comb += If(marker,
+            source.valid.eq(1),
+            source.bytes.eq(0),
+            source.last.eq(1),
+        ).Else(
+            source.valid.eq(sink.valid & ~refuse & final & ~marker),
+            source.data.eq(Cat(*lanes_out)),
+            source.bytes.eq(word_bytes),
+            source.last.eq(sink.last),
+            source.keep_err.eq(keep_err | keep_bad),
+        )
+        self.comb += source.gap.eq(gap)
+
+        self.sync += [
+            If(source.valid & source.ready,
+                gap.eq(0),
+                marker.eq(0),
+                keep_err.eq(0),
+            ),
+            # Drop policy: every valid beat counts (the source does not wait); the decision of the
+            # first beat holds for the whole word.
+            If(sink.valid & ~marker & (take | self.drop),
+                If(final,
+                    beat.eq(0),
+                    dropping.eq(0),
+                ).Else(
+                    beat.eq(beat + 1),
+                    dropping.eq(refuse),
+                ),
+                If(refuse,
+                    gap.eq(gap + beat_bytes),
+                    If(sink.last, marker.eq(1)),
+                ).Elif(~final,
+                    If(keep_bad, keep_err.eq(1)),
+                    *([stored[beat].eq(sink.data)] if lanes > 1 else []),
+                ),
+            ),
+            If(self.clear,
+                gap.eq(0),
+            ),
+        ]
+
+# Unpacker (replay port, in the port's clock domain) -------------------------------------------------
+
+class _Unpacker(LiteXModule):
+    def __init__(self, data_width, ring_width):
+        self.sink   = sink   = stream.Endpoint(word_layout(ring_width))
+        self.source = source = stream.Endpoint(user_layout(data_width))
+
+        # # #
+
+        lanes  = ring_width//data_width
+        nbytes = max(data_width//8, 1)
+        lbits  = log2_int(nbytes) if nbytes > 1 else 0
+
+        beat  = Signal(max=max(lanes, 2))
+        final = Signal()                 # The beat is the last one of its word.
+        rest  = Signal(max=ring_width//8 + 1)
+        self.comb += rest.eq(sink.bytes - (beat << lbits))
+        self.comb += final.eq((beat == lanes - 1) | (rest <= nbytes))
+        self.comb += [
+            source.valid.eq(sink.valid),
+            source.data.eq(Array(sink.data[i*data_width:(i + 1)*data_width] for i in range(lanes))[beat]
+                if lanes > 1 else sink.data),
+            source.last.eq(sink.last & final),
+            sink.ready.eq(source.ready & final),
+        ]
+        if nbytes == 1:
+            self.comb += source.keep.eq(1)
+        else:
+            self.comb += source.keep.eq(Mux(sink.last & final & (rest < nbytes),
+                Cat(*[rest > i for i in range(nbytes)]), 2**nbytes - 1))
+        self.sync += If(source.valid & source.ready,
+            If(final, beat.eq(0)).Else(beat.eq(beat + 1)))
+
+# Record port ----------------------------------------------------------------------------------------
+
+class RecordPort(LiteXModule):
+    """A record input: ``sink`` (``data_width`` bits in ``clock_domain``) -> ring words (sys).
+
+    Parameters
+    ----------
+    data_width : int
+        Width of the user's stream: a power of two from 8 bits to ``ring_width``.
+    ring_width : int
+        The ring word (LiteDRAM port width).
+    clock_domain : str
+        Clock domain of ``sink`` ("sys" or the user's).
+    depth : int
+        Ring words the port buffers (its FIFO; the clock-domain crossing when the domains differ).
+    """
+    def __init__(self, data_width, ring_width, clock_domain="sys", depth=16):
+        check_stream_width("RecordPort", data_width, ring_width)
+        self.data_width   = data_width
+        self.clock_domain = clock_domain
+        self.sink   = stream.Endpoint(user_layout(data_width))   # In clock_domain.
+        self.source = stream.Endpoint(word_layout(ring_width))   # In sys.
+        self.drop   = Signal()                                   # sys: drop policy.
+        self.clear  = Signal()                                   # sys: pulse at a start.
+
+        # # #
+
+        self.packer = packer = ClockDomainsRenamer(clock_domain)(_Packer(data_width, ring_width))
+        if clock_domain == "sys":
+            self.fifo = fifo = stream.SyncFIFO(word_layout(ring_width), depth)
+            self.comb += [packer.drop.eq(self.drop), packer.clear.eq(self.clear)]
+        else:
+            self.fifo = fifo = stream.ClockDomainCrossing(word_layout(ring_width),
+                cd_from=clock_domain, cd_to="sys", depth=depth)
+            self.specials += MultiReg(self.drop, packer.drop, odomain=clock_domain)
+            self.clear_ps = ClockDomainsRenamer({"from": "sys", "to": clock_domain})(
+                PulseSynchronizer("from", "to"))
+            self.comb += [self.clear_ps.i.eq(self.clear), packer.clear.eq(self.clear_ps.o)]
+        self.comb += [
+            self.sink.connect(packer.sink),
+            packer.source.connect(fifo.sink),
+            fifo.source.connect(self.source),
+        ]
+
+# Replay port ----------------------------------------------------------------------------------------
+
+class ReplayPort(LiteXModule):
+    """A replay output: ring words (sys) -> ``source`` (``data_width`` bits in ``clock_domain``)."""
+    def __init__(self, data_width, ring_width, clock_domain="sys", depth=16):
+        check_stream_width("ReplayPort", data_width, ring_width)
+        self.data_width   = data_width
+        self.clock_domain = clock_domain
+        self.sink   = stream.Endpoint(word_layout(ring_width))   # In sys.
+        self.source = stream.Endpoint(user_layout(data_width))   # In clock_domain.
+
+        # # #
+
+        self.unpacker = unpacker = ClockDomainsRenamer(clock_domain)(_Unpacker(data_width, ring_width))
+        if clock_domain == "sys":
+            self.fifo = fifo = stream.SyncFIFO(word_layout(ring_width), 4)
+        else:
+            self.fifo = fifo = stream.ClockDomainCrossing(word_layout(ring_width),
+                cd_from="sys", cd_to=clock_domain, depth=depth)
+        self.comb += [
+            self.sink.connect(fifo.sink),
+            fifo.source.connect(unpacker.sink),
+            unpacker.source.connect(self.source),
+        ]
+
+# AXI4-Stream ----------------------------------------------------------------------------------------
+
+def axis_to_user(axis, sink):
+    """Connects an ``AXIStreamInterface`` (tdata, tkeep, tlast, tvalid, tready) to a user stream
+    sink of the same width (record input). Returns the statements."""
+    return [
+        sink.valid.eq(axis.valid),
+        axis.ready.eq(sink.ready),
+        sink.last.eq(axis.last),
+        sink.data.eq(axis.data),
+        sink.keep.eq(axis.keep),
+    ]
+
+def user_to_axis(source, axis):
+    """Connects a user stream source (replay output) to an ``AXIStreamInterface``."""
+    return [
+        axis.valid.eq(source.valid),
+        source.ready.eq(axis.ready),
+        axis.last.eq(source.last),
+        axis.data.eq(source.data),
+        axis.keep.eq(source.keep),
+    ]
+
+# Hardware control -----------------------------------------------------------------------------------
+
+class ControlPort(LiteXModule):
+    """The recorder's hardware control, in the user's clock domain: ``start``, ``stop``, ``abort``,
+    ``trigger`` (pulses in), ``busy``, ``running``, ``overflow``, ``error`` (levels out).
+
+    ``start`` starts a recording with the configuration the CPU left in the registers (armed);
+    ``running`` is high while the recording/replay runs (after the configuration check).
+    The ``sys_*`` signals are the same in the sys domain (the core's side)."""
+    PULSES = ("start", "stop", "abort", "trigger")
+    LEVELS = ("busy", "running", "overflow", "error")
+    def __init__(self, clock_domain="sys"):
+        for name in self.PULSES + self.LEVELS:
+            setattr(self, name, Signal(name=name))
+            setattr(self, "sys_" + name, Signal(name="sys_" + name))
+
+        # # #
+
+        for name in self.PULSES:
+            i, o = getattr(self, name), getattr(self, "sys_" + name)
+            if clock_domain == "sys":
+                self.comb += o.eq(i)
+            else:
+                ps = ClockDomainsRenamer({"from": clock_domain, "to": "sys"})(PulseSynchronizer("from", "to"))
+                self.submodules += ps
+                self.comb += [ps.i.eq(i), o.eq(ps.o)]
+        for name in self.LEVELS:
+            i, o = getattr(self, "sys_" + name), getattr(self, name)
+            if clock_domain == "sys":
+                self.comb += o.eq(i)
+            else:
+                self.specials += MultiReg(i, o, odomain=clock_domain)

@@ -1,0 +1,48 @@
+#
+# This file is part of LiteRecorder.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Arguments and helpers shared by the ``literec`` subcommands."""
+
+import sys
+
+from literecorder.host import drives as drv
+
+def add_drive_arguments(parser, single=False):
+    if single:
+        parser.add_argument("drive", metavar="DEV", help="raw drive (/dev/nvme0n1), drive image or namespace file")
+        return
+    parser.add_argument("drives", metavar="DEV", nargs="+",
+        help="the drives of the set in set order: raw drives (/dev/nvme0n1), drive images or namespace files")
+    parser.add_argument("--any-order", action="store_true",
+        help="accept the drives in any order (each drive knows its position in the set)")
+
+def add_id_argument(parser):
+    parser.add_argument("--id", type=int, required=True, metavar="N", help="recording id (see `literec list`)")
+
+def open_set(args, partial=False):
+    s = drv.assemble(args.drives, any_order=getattr(args, "any_order", False), partial=partial)
+    s.load_catalog()
+    return s
+
+def warn(dset):
+    for w in dset.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    for e in dset.errors:
+        print(f"error: {e}", file=sys.stderr)
+
+def human(n):
+    for unit, f in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= f:
+            return f"{n/f:.1f} {unit}"
+    return f"{n} B"
+
+def when(sys_clk_hz, cycles, unix_us):
+    """Wall-clock time when it was set, else the time since power-up of the recorder."""
+    from literecorder.host.recording import iso_utc
+    if unix_us:
+        return iso_utc(unix_us)
+    if cycles and sys_clk_hz:
+        return f"t+{cycles/sys_clk_hz:.6f} s"
+    return "-"

@@ -1,0 +1,152 @@
+#
+# This file is part of LiteRecorder.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Reading a recording back from its drives: de-striping in time order (ring recordings from the
+oldest valid byte), gaps from drops zero-filled or kept out, the test pattern to verify against,
+and the SigMF metadata of an extracted file."""
+
+import sys
+import time
+import datetime
+
+import numpy as np
+
+from literecorder.host import catalog as cat
+
+# Pieces in time order -----------------------------------------------------------------------------
+
+def pieces(dset, e, gaps="zero", max_piece=1 << 20):
+    """Yields the recording as ("data", data offset, bytes) and ("gap", data offset, length)
+    items in time order: the valid data from ``e.oldest`` to ``e.bytes_recorded`` with each logged
+    drop (inside that range) as a gap before the data offset it precedes."""
+    start, end = e.valid_range
+    drops = sorted((d for d in e.drops if start <= d.data_offset <= end), key=lambda d: d.data_offset)
+    di = 0
+    d = start
+    while d < end or (di < len(drops) and drops[di].data_offset == d):
+        while di < len(drops) and drops[di].data_offset == d:
+            yield "gap", d, drops[di].nbytes
+            di += 1
+        if d >= end:
+            break
+        stop = min(end, d + max_piece)
+        if di < len(drops):
+            stop = min(stop, drops[di].data_offset)
+        buf = bytearray()
+        for pos, off, _, n in cat.segments(e, d, stop):
+            buf += dset.drive(pos).read(off, n)
+        yield "data", d, bytes(buf)
+        d = stop
+
+def output_length(e, gaps):
+    start, end = e.valid_range
+    n = end - start
+    if gaps == "zero":
+        n += sum(d.nbytes for d in e.drops if start <= d.data_offset <= end)
+    return n
+
+# Progress -----------------------------------------------------------------------------------------
+
+class Progress:
+    """A one-line progress bar on stderr (only when it is a terminal, unless forced)."""
+    def __init__(self, total, label, enabled=None, stream=None):
+        self.total   = max(total, 1)
+        self.label   = label
+        self.stream  = stream or sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.done    = 0
+        self.t0      = time.time()
+        self.last    = 0.0
+
+    def update(self, n):
+        self.done += n
+        now = time.time()
+        if self.enabled and (now - self.last > 0.2 or self.done >= self.total):
+            self.last = now
+            frac = min(self.done/self.total, 1.0)
+            bar  = "#"*int(frac*30)
+            rate = self.done/max(now - self.t0, 1e-6)/1e6
+            self.stream.write(f"\r{self.label} [{bar:<30}] {frac*100:5.1f}% {self.done/1e6:.1f} MB {rate:.0f} MB/s")
+            self.stream.flush()
+
+    def close(self):
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+# Test pattern -------------------------------------------------------------------------------------
+
+def pattern_words(seed, first_word, count):
+    """The recorder's test pattern (cores/recorder/pattern.py ``pattern_word_py``), vectorized:
+    32-bit word i = xs(xs(seed + i)), xs the xorshift32 step."""
+    x = (np.arange(first_word, first_word + count, dtype=np.uint64) + seed) & 0xffffffff
+    x = x.astype(np.uint32)
+    for _ in range(2):
+        x ^= x << np.uint32(13)
+        x ^= x >> np.uint32(17)
+        x ^= x << np.uint32(5)
+    return x
+
+def input_offset_map(e):
+    """Function data offset -> input-stream offset (the drops logged before it added)."""
+    drops = sorted(e.drops, key=lambda d: d.data_offset)
+    def f(d):
+        return d + sum(x.nbytes for x in drops if x.data_offset <= d)
+    return f
+
+# SigMF --------------------------------------------------------------------------------------------
+
+def sample_size(datatype):
+    from sigmf.sigmffile import dtype_info
+    return dtype_info(datatype)["sample_size"]
+
+def iso_utc(unix_us):
+    t = datetime.datetime.fromtimestamp(unix_us/1e6, tz=datetime.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+def write_sigmf(base, data_path, dset, e, gaps, gap_list):
+    """Writes ``base.sigmf-meta`` for the data file ``data_path`` (``base.sigmf-data``):
+    datatype, sample rate, capture start time and frequency, the drops (``gap_list``: (output
+    byte offset, bytes, data offset) as written) and the ring trigger as annotations."""
+    from sigmf import SigMFFile
+    import literecorder
+    datatype = e.datatype or "ru8"
+    ss = sample_size(datatype)
+    info = {
+        "core:datatype": datatype,
+        "core:recorder": "LiteRecorder",
+        "core:description": e.text or f"LiteRecorder recording {e.id}" + (f" ({e.name})" if e.name else ""),
+        "core:hw": ", ".join(f"{m.serial}" for m in dset.header.members),
+    }
+    if e.sample_rate:
+        info["core:sample_rate"] = e.sample_rate
+    meta = SigMFFile(data_file=data_path, global_info=info)
+    capture = {}
+    if e.start_unix_us:
+        # A ring's capture starts at its oldest byte: the start time moves by the data before it.
+        t_us = e.start_unix_us
+        if e.oldest and e.sample_rate:
+            t_us += int(e.oldest/ss/e.sample_rate*1e6)
+        capture["core:datetime"] = iso_utc(t_us)
+    if e.frequency:
+        capture["core:frequency"] = e.frequency
+    meta.add_capture(0, metadata=capture)
+    for out_off, nbytes, data_off in gap_list:
+        if gaps == "zero":
+            meta.add_annotation(out_off//ss, max(nbytes//ss, 1), metadata={
+                "core:label": "drop", "core:comment":
+                f"{nbytes} bytes dropped by the recorder (zero-filled here), before data offset {data_off}"})
+        else:
+            meta.add_annotation(out_off//ss, 1, metadata={
+                "core:label": "drop", "core:comment":
+                f"{nbytes} bytes dropped by the recorder before this sample (not in the file)"})
+    if e.mode == cat.MODE_RING and e.trigger != cat.NO_TRIGGER and e.oldest <= e.trigger <= e.bytes_recorded:
+        out = e.trigger - e.oldest
+        if gaps == "zero":
+            out += sum(n for o, n, d in gap_list if d <= e.trigger)
+        meta.add_annotation(out//ss, 1, metadata={"core:label": "trigger",
+            "core:comment": f"ring trigger at data offset {e.trigger}"})
+    meta.tofile(base, overwrite=True)
+    return meta

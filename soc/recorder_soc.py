@@ -1,0 +1,244 @@
+#
+# This file is part of LiteRecorder.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""The LiteRecorder SoC, one builder for the simulation and every board.
+
+::
+
+    +-----------+  wishbone  +----------+   +---------------------------+
+    | VexRiscv  |------------| LiteDRAM |---| DRAM PHY        (target)  |
+    | BIOS +    |            +----------+   +---------------------------+
+    | libliterec|                 |  native ports
+    +-----------+   +-------------+--------------+----------+
+         | CSRs     | DRAM pattern| root complex | recorder |<-- record stream (test pattern
+         |          | engine      | + NVMe host  |  ring    |--> replay stream  or the user's)
+                    +-------------+------+-------+----------+
+                                         | TLPs, one port per SSD
+                                  +------+----------------------+
+                                  | PCIe root-port PHY (target) |
+                                  +-----------------------------+
+
+A target subclasses :class:`LiteRecorderSoC`, builds its platform and ``self.crg`` first, then calls
+``LiteRecorderSoC.__init__``; it contributes only what differs between targets, through three
+methods:
+
+- ``create_sdram_phy()`` -> ``(phy, module, add_sdram kwargs)``: the DRAM PHY and its module;
+- ``create_pcie_phy(index)`` -> the root-port PHY of SSD ``index`` (pins, placement, clocking);
+- ``pcie_link()`` -> ``(generation, lanes)`` of each SSD link (for the bandwidth budget).
+
+``recorder_streams()`` chooses where the recorded stream comes from and where replayed data goes:
+it returns the stream arguments of ``add_recorder`` (``record``/``record_cd``, ``replay``/
+``replay_cd``, ``control_cd``, ``with_test_streams``). The default, ``{}``, attaches the test
+pattern source and checker only (``recstream`` CSRs); the simulation adds its simulated ADC/DAC; a
+design with its own data source overrides it (see ``README.md``, "Attaching a user stream").
+"""
+
+from migen import *
+
+from litex.gen import *
+
+from litex.soc.integration.soc_core import SoCCore
+
+from litedram.core.controller import ControllerSettings
+
+from literecorder.soc.recorder import (RecorderConfig, RECORDER_SLOTS, add_nvme_port, add_recorder,
+    dram_window)
+
+# Options ------------------------------------------------------------------------------------------
+
+_SIZE_UNITS = {"": 1, "k": 1024, "kib": 1024, "m": 1024**2, "mib": 1024**2}
+
+def parse_size(text):
+    """Command-line size: ``131072``, ``128KiB``, ``128K``, ``1MiB`` -> bytes."""
+    import re, argparse
+    m = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", str(text))
+    if m is None or m.group(2).lower() not in _SIZE_UNITS:
+        raise argparse.ArgumentTypeError(f"invalid size {text!r}: bytes, or a number with KiB or MiB")
+    return int(m.group(1))*_SIZE_UNITS[m.group(2).lower()]
+
+# Bandwidth budget ---------------------------------------------------------------------------------
+
+MB = 1e6
+
+# Payload data rate of one lane after line coding (bytes/s): 2.5 GT/s 8b/10b, 5 GT/s 8b/10b,
+# 8 GT/s 128b/130b, 16 GT/s 128b/130b.
+LANE_BYTES = {1: 2.5e9*8/10/8, 2: 5e9*8/10/8, 3: 8e9*128/130/8, 4: 16e9*128/130/8}
+CPLD_OVERHEAD = 20 # Bytes on the wire per completion TLP besides its payload (framing, 3-DW header, LCRC).
+
+def link_payload_rate(gen, lanes, mps=256):
+    """Bytes/s an SSD can read from our DRAM over one link: the payload of completions of ``mps``
+    bytes, before the DLLP/SKP share (1-3 %). Gen3 x4, MPS 256: 3653 MB/s."""
+    if gen not in LANE_BYTES:
+        raise ValueError(f"PCIe generation {gen!r}: allowed are {sorted(LANE_BYTES)}")
+    if lanes not in (1, 2, 4, 8, 16):
+        raise ValueError(f"PCIe link width x{lanes}: allowed are x1, x2, x4, x8, x16")
+    return lanes*LANE_BYTES[gen]*mps/(mps + CPLD_OVERHEAD)
+
+def dram_peak_rate(sys_clk_freq, phy):
+    """Bytes/s of the LiteDRAM native interface: one DFI word of every phase per sys clock cycle
+    (e.g. 64-bit DDR3/DDR4 through a 1:4 PHY: 512 bits per cycle, 8 GB/s at 125 MHz)."""
+    s = phy.settings
+    return sys_clk_freq*s.nphases*s.dfi_databits/8
+
+class DRAMBudget:
+    """What N SSDs need against what the DRAM gives.
+
+    Every recorded byte crosses the DRAM twice (stream -> ring, ring -> SSD) and so does every
+    replayed byte: the recorder's ceiling is half the DRAM's peak rate, before refresh and
+    read/write turnaround losses.
+    """
+    def __init__(self, dram_peak, link_rate, n_ssds):
+        self.dram_peak = dram_peak
+        self.ceiling   = dram_peak/2
+        self.link_rate = link_rate
+        self.n_ssds    = n_ssds
+        self.links     = n_ssds*link_rate
+        self.dram_bound = self.links > self.ceiling
+
+    def summary(self):
+        return (f"DRAM peak {self.dram_peak/MB:.0f} MB/s, recording ceiling {self.ceiling/MB:.0f} MB/s "
+            f"(each byte crosses the DRAM twice); SSD links {self.n_ssds} x {self.link_rate/MB:.0f} "
+            f"= {self.links/MB:.0f} MB/s")
+
+    def export(self, soc):
+        soc.add_constant("LITEREC_DRAM_PEAK_MBPS",    int(self.dram_peak//MB))
+        soc.add_constant("LITEREC_DRAM_CEILING_MBPS", int(self.ceiling//MB))
+        soc.add_constant("LITEREC_LINK_MBPS",         int(self.link_rate//MB))
+        soc.add_constant("LITEREC_LINKS_MBPS",        int(self.links//MB))
+
+# LiteRecorder SoC ---------------------------------------------------------------------------------
+
+class LiteRecorderSoC(SoCCore):
+    """The recorder SoC: VexRiscv + BIOS + command library, LiteDRAM, one root complex and NVMe host
+    per SSD, the recorder ring, the DRAM pattern engine.
+
+    Parameters
+    ----------
+    platform : Platform
+        The target's platform (with its extensions already added).
+    sys_clk_freq : int
+        System clock (Hz): the CPU, LiteDRAM's native ports and the recorder run on it.
+    ident : str
+        SoC identifier (printed by the BIOS).
+    n_ssds : int
+        SSD ports (1-8, the target may allow fewer).
+    pcie_data_width : int
+        Width of the TLP datapath (128, 256 or 512; the PHY must support it).
+    chunk_size : int
+        Default recorder chunk (bytes, power of two >= 128 KiB): one NVMe command.
+    ring_slots : int
+        Chunk slots of the recorder's ring in LiteDRAM at most (power of two, 2-4096; the BIOS uses
+        as many as the DRAM window holds).
+    """
+    def __init__(self, platform, sys_clk_freq, ident,
+        n_ssds          = 1,
+        pcie_data_width = 256,
+        chunk_size      = 128*1024,
+        ring_slots      = RECORDER_SLOTS,
+        **kwargs):
+        # Parameters -------------------------------------------------------------------------------
+        self.recorder_config = RecorderConfig(
+            sys_clk_freq    = sys_clk_freq,
+            n_ssds          = n_ssds,
+            pcie_data_width = pcie_data_width,
+            chunk_size      = chunk_size,
+        )
+        if not (isinstance(ring_slots, int) and 2 <= ring_slots <= RECORDER_SLOTS and
+            (ring_slots & (ring_slots - 1)) == 0):
+            raise ValueError(f"ring_slots={ring_slots}: a power of two from 2 to {RECORDER_SLOTS} "
+                "(chunk slots of the recorder's ring)")
+        self.n_ssds     = n_ssds
+        self.ring_slots = ring_slots
+
+        # SoCCore ----------------------------------------------------------------------------------
+        # The BIOS command library needs: a 192 KiB ROM (the catalog took it past 128 KiB; LiteX
+        # shrinks a board's ROM to the BIOS), 16 KiB of SRAM, the 64-bit uptime counter (every time
+        # it measures), main RAM in LiteDRAM (its buffers are the SSDs' DMA windows).
+        kwargs.setdefault("cpu_type", "vexriscv")
+        kwargs["integrated_rom_size"]      = max(kwargs.get("integrated_rom_size")  or 0, 0x30000)
+        kwargs["integrated_sram_size"]     = max(kwargs.get("integrated_sram_size") or 0, 0x4000)
+        kwargs["timer_uptime"]             = True
+        kwargs["integrated_main_ram_size"] = 0
+        l2_size = kwargs.pop("l2_size", 8192)
+        ident   = kwargs.pop("ident", None) or ident
+        SoCCore.__init__(self, platform, clk_freq=sys_clk_freq, ident=ident, **kwargs)
+
+        # No boot sequence: a recorder has nothing to boot, straight to the prompt.
+        self.add_config("BIOS_NO_BOOT")
+
+        # LiteDRAM ---------------------------------------------------------------------------------
+        sdram_phy, module, sdram_kwargs = self.create_sdram_phy()
+        self.add_sdram("sdram",
+            phy           = sdram_phy,
+            module        = module,
+            l2_cache_size = l2_size,
+            # Recording and replaying write and read the DRAM at the same rate (stream + SSD):
+            # equal read/write windows of the controller (LiteDRAM's default favours reads 32/16).
+            controller_settings = ControllerSettings(read_time=32, write_time=32),
+            **sdram_kwargs)
+        window = dram_window(self)[1]
+        if 2*chunk_size > window:
+            raise ValueError(f"chunk_size={chunk_size}: the recorder's ring needs 2 chunks at least "
+                f"in the DRAM window ({window} bytes, the upper half of main RAM): use smaller chunks")
+
+        # DRAM test-pattern engine (fills/checks buffers at DRAM speed) ----------------------------
+        from literecorder.cores.recorder.pattern import DRAMPatternEngine
+        self.drampat = DRAMPatternEngine(
+            wr_port = self.sdram.crossbar.get_port(mode="write"),
+            rd_port = self.sdram.crossbar.get_port(mode="read"))
+        self.drampat.add_csr()
+        self.add_constant("DRAMPAT_WORD_BYTES", self.drampat.writer.port.data_width//8)
+
+        # PCIe root ports, one SSD each ------------------------------------------------------------
+        self.pcie_phys = []
+        for i in range(n_ssds):
+            phy = self.create_pcie_phy(i)
+            if phy.data_width != pcie_data_width:
+                raise ValueError(f"pcie{i}: the PHY's datapath is {phy.data_width} bits, the SoC's "
+                    f"{pcie_data_width}")
+            setattr(self, f"pcie{i}_phy", phy)
+            self.pcie_phys.append(phy)
+            add_nvme_port(self, i, phy)
+
+        # Recorder datapath: LiteDRAM ring between the record/replay streams and the SSDs ----------
+        add_recorder(self, n_ports=n_ssds, slots=ring_slots, **self.recorder_streams())
+
+        # Configuration and bandwidth budget exported to the BIOS (rec_info) -----------------------
+        self.recorder_config.export(self)
+        gen, lanes = self.pcie_link()
+        self.dram_budget = budget = DRAMBudget(
+            dram_peak = dram_peak_rate(sys_clk_freq, sdram_phy),
+            # The SSD's reads cross the sys-domain TLP datapath too: the lower of the two.
+            link_rate = min(link_payload_rate(gen, lanes), pcie_data_width/8*sys_clk_freq),
+            n_ssds    = n_ssds)
+        budget.export(self)
+        self.add_constant("LITEREC_LINK_GEN",   gen)
+        self.add_constant("LITEREC_LINK_WIDTH", lanes)
+        self.logger.info(budget.summary())
+        if budget.dram_bound:
+            self.logger.warning(f"{n_ssds} SSD links need {budget.links/MB:.0f} MB/s, more than the "
+                f"DRAM's recording ceiling of {budget.ceiling/MB:.0f} MB/s (peak "
+                f"{budget.dram_peak/MB:.0f} MB/s / 2): recording and replay are bound by the DRAM, "
+                "not by the SSDs.")
+
+    # Target hooks ---------------------------------------------------------------------------------
+    def create_sdram_phy(self):
+        """-> (phy, module, extra ``add_sdram`` kwargs). Every target defines it."""
+        raise NotImplementedError(f"{type(self).__name__} must define create_sdram_phy()")
+
+    def create_pcie_phy(self, index):
+        """-> the root-port PHY of SSD ``index``. Every target defines it."""
+        raise NotImplementedError(f"{type(self).__name__} must define create_pcie_phy(index)")
+
+    def pcie_link(self):
+        """-> (generation, lanes) of each SSD link."""
+        raise NotImplementedError(f"{type(self).__name__} must define pcie_link()")
+
+    def recorder_streams(self):
+        """-> the stream arguments of ``add_recorder`` (``record``, ``record_cd``, ``replay``,
+        ``replay_cd``, ``control_cd``, ``with_test_streams``); ``{}``: the test pattern source and
+        checker only. Called once the DRAM and the SSD ports exist."""
+        return {}
+

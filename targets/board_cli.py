@@ -1,0 +1,124 @@
+#
+# This file is part of LiteRecorder.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Command line shared by the board targets (``targets/xilinx_*.py``): LiteX's target arguments plus
+the recorder's, generation without Vivado, ``--build`` with Vivado, ``--load``/``--flash`` with
+openFPGALoader."""
+
+import os
+import sys
+import shutil
+
+from litex.build.parser import LiteXArgumentParser
+from litex.soc.integration.builder import Builder
+
+from literecorder import ROOT
+from literecorder.soc.recorder import RECORDER_SLOTS
+from literecorder.soc.recorder_soc import parse_size, MB
+from literecorder.soc.boards import board as board_info
+from literecorder.soc import fpga_drive_fmc
+
+class TargetError(Exception):
+    """A request the target cannot honour here (missing tool, missing bitstream)."""
+
+def check_vivado():
+    if shutil.which("vivado") is None:
+        raise TargetError("--build needs Vivado (`vivado` is not on PATH): install Vivado "
+            "(AMD/Xilinx, not packaged for Debian) and source its settings64.sh; without --build the "
+            "design is generated only (Verilog, Vivado TCL with the IP creation, XDC).")
+
+def check_openfpgaloader():
+    if shutil.which("openFPGALoader") is None:
+        raise TargetError("--load/--flash need openFPGALoader (Debian package openfpgaloader): "
+            "sudo apt-get install openfpgaloader")
+
+def board_parser(board, platform_cls):
+    info   = board_info(board)
+    parser = LiteXArgumentParser(platform=platform_cls)
+    parser.prog        = f"xilinx_{board}.py"
+    parser.description = (f"LiteRecorder on the {info['name']} ({info['fpga']}) with the Opsero FPGA "
+        f"Drive FMC Gen4 on {fpga_drive_fmc.carrier(board)['connector']}.")
+    n = fpga_drive_fmc.max_ssds(board)
+    widths = info["pcie_data_width"]
+    parser.add_target_argument("--sys-clk-freq",    default=info["sys_clk_freq"], type=float,
+        help=f"System clock frequency (default: {info['sys_clk_freq']/1e6:g} MHz; DRAM at 4x).")
+    parser.add_target_argument("--ssds",            default=1, type=int,
+        help=f"SSDs on the FPGA Drive FMC ({'1' if n == 1 else f'1-{n}'}), one root port each.")
+    parser.add_target_argument("--pcie-data-width", default=widths[0], type=int,
+        help=f"TLP datapath width in bits ({' or '.join(map(str, widths))}, default: {widths[0]}).")
+    parser.add_target_argument("--chunk-size",      default=128*1024, type=parse_size,
+        help="Default recorder chunk, one NVMe command (power of two >= 128KiB, default: 128KiB).")
+    parser.add_target_argument("--ring-size",       default=RECORDER_SLOTS, type=int,
+        help=f"Chunk slots of the recorder's ring in DRAM (power of two 2-{RECORDER_SLOTS}, "
+             f"default: {RECORDER_SLOTS}).")
+    parser.add_target_argument("--flash",           action="store_true",
+        help="Write the bitstream to the board's configuration flash (openFPGALoader).")
+    parser.add_target_argument("--cable",           default=None,
+        help="openFPGALoader cable (default: the board's).")
+    return parser
+
+def board_main(board, platform_cls, soc_cls, programmer, flash=True, argv=None):
+    """Parses ``argv``, generates the design (always), builds it (``--build``), loads/flashes it.
+
+    ``programmer(cable)`` -> a LiteX ``OpenFPGALoader``; ``flash``: True, or a string saying why
+    this board's flash cannot be written from here. Returns the exit code."""
+    parser = board_parser(board, platform_cls)
+    args   = parser.parse_args(argv)
+    info   = board_info(board)
+    if args.output_dir is None:
+        args.output_dir = os.path.join(ROOT, "build", f"{board}-{args.ssds}ssd")
+    try:
+        if args.build:
+            check_vivado()                          # At once, before anything is generated.
+        if (args.load or args.flash):
+            check_openfpgaloader()
+        if args.flash and flash is not True:
+            raise TargetError(f"--flash on the {info['name']}: {flash}")
+    except TargetError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        soc = soc_cls(
+            sys_clk_freq    = args.sys_clk_freq,
+            ssds            = args.ssds,
+            pcie_data_width = args.pcie_data_width,
+            chunk_size      = args.chunk_size,
+            ring_size       = args.ring_size,
+            **parser.soc_argdict)
+    except ValueError as e:
+        parser.error(str(e))
+    # The BIOS Makefiles call `python3 -m litex...`: the interpreter running us must come first.
+    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    builder = Builder(soc, **parser.builder_argdict)
+    builder.build(**parser.toolchain_argdict, run=args.build)
+
+    gateware = builder.gateware_dir
+    name     = soc.platform.name
+    budget   = soc.dram_budget
+    print(f"\n[{board}] LiteRecorder, {args.ssds} SSD(s), generated in {gateware}:")
+    for ext, what in [(".v", "Verilog of the SoC"), (".tcl", "Vivado script (root-port IP creation, "
+        "synthesis, implementation)"), (".xdc", "pins, clocks, clock-domain crossings, placement")]:
+        print(f"  {os.path.join(gateware, name + ext)}: {what}")
+    if builder.compile_software:
+        print(f"  {os.path.join(builder.software_dir, 'bios', 'bios.bin')}: BIOS with the command library")
+    print(f"  {budget.summary()}")
+    if budget.dram_bound:
+        print(f"  WARNING: {args.ssds} SSD links ({budget.links/MB:.0f} MB/s) exceed the DRAM's "
+            f"recording ceiling ({budget.ceiling/MB:.0f} MB/s): the DRAM bounds recording and replay.")
+    if not args.build:
+        print("  not built: --build runs Vivado on these files.")
+
+    if args.load or args.flash:
+        bitstream = builder.get_bitstream_filename(mode="sram")
+        if not os.path.exists(bitstream):
+            print(f"error: no bitstream at {bitstream}: build it first (--build, needs Vivado).",
+                file=sys.stderr)
+            return 2
+        prog = programmer(args.cable)
+        if args.load:
+            prog.load_bitstream(bitstream)
+        if args.flash:
+            prog.flash(0, bitstream)
+    return 0

@@ -1,0 +1,217 @@
+#
+# This file is part of LiteRecorder.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Layers of the recorder core in Migen's simulator: accounting counters across 2**32 (preset),
+the slot tracker (out-of-order completions, laps, clearing), the stripe walker (rows, ports, wrap),
+the configuration check (every refusal status, the region's capacity)."""
+
+import random
+
+import pytest
+
+from migen import *
+
+from literecorder.cores.recorder.accounting import Accounting
+from literecorder.cores.recorder.slots import SlotTracker
+from literecorder.cores.recorder.striping import StripeWalker
+from literecorder.cores.recorder.core import _RegionCheck
+from literecorder.cores.recorder.common import *
+
+pytestmark = pytest.mark.unit
+
+# Accounting ----------------------------------------------------------------------------------------
+
+def test_accounting_counters_cross_2_to_the_32_exactly_and_snapshot_together():
+    dut = Accounting(log_depth=8)
+    base = 2**32 - 100
+    got = {}
+    def gen():
+        # Preset the counters just below 2**32 (a recording of 4 GiB so far).
+        for sig in (dut.bytes_in, dut.kept):
+            yield sig.eq(base)
+        yield dut.cycles.eq(2**32 - 3)
+        yield dut.running.eq(1)
+        yield
+        for i in range(6):                     # 6 words of 64 bytes, the 4th with 128 dropped before it
+            yield dut.word.eq(1)
+            yield dut.word_bytes.eq(64)
+            yield dut.word_gap.eq(128 if i == 3 else 0)
+            yield
+        yield dut.word.eq(0)
+        yield dut.word_gap.eq(0)
+        yield dut.committed.eq(2**33 + 5)
+        yield dut.snapshot.eq(1)
+        yield
+        yield dut.snapshot.eq(0)
+        yield dut.log_index.eq(0)
+        yield
+        yield
+        for name in ("s_bytes_in", "s_kept", "s_dropped", "s_committed", "s_cycles", "drops", "log_pos", "log_len"):
+            got[name] = yield getattr(dut, name)
+    run_simulation(dut, gen())
+    assert got["s_bytes_in"] == base + 6*64 + 128 > 2**32
+    assert got["s_kept"] == base + 6*64
+    assert got["s_dropped"] == 128 and got["drops"] == 1
+    assert got["s_committed"] == 2**33 + 5
+    assert got["s_cycles"] == 2**32 + 4            # running during 7 cycles before the snapshot
+    # The drop event sits at the input position before the 4th word: base + 3 words.
+    assert (got["log_pos"], got["log_len"]) == (base + 3*64, 128)
+
+def test_accounting_abort_moves_the_partial_chunk_from_kept_to_dropped():
+    dut = Accounting(log_depth=4)
+    got = {}
+    def gen():
+        yield dut.kept.eq(1000)
+        yield dut.bytes_in.eq(1000)
+        yield
+        yield dut.discard.eq(1)
+        yield dut.discard_bytes.eq(300)
+        yield dut.discard_pos.eq(700)
+        yield
+        yield dut.discard.eq(0)
+        yield
+        yield
+        for name in ("kept", "dropped", "bytes_in", "drops", "log_pos", "log_len", "log_abort"):
+            got[name] = yield getattr(dut, name)
+    run_simulation(dut, gen())
+    assert got == dict(kept=700, dropped=300, bytes_in=1000, drops=1, log_pos=700, log_len=300, log_abort=1)
+
+# Slot tracker --------------------------------------------------------------------------------------
+
+def test_slot_tracker_releases_in_order_across_laps_with_completions_in_any_order():
+    slots, used = 8, 5
+    dut = SlotTracker(slots)
+    rng = random.Random(3)
+    order = []
+    def gen():
+        yield dut.ring_slots.eq(used)
+        yield dut.clear.eq(1)
+        yield
+        yield dut.clear.eq(0)
+        yield
+        while (yield dut.clearing):
+            yield
+        yield dut.ptr.restart.eq(1)
+        yield
+        yield dut.ptr.restart.eq(0)
+        k_next, pending, released = 0, [], 0
+        for cycle in range(600):
+            # Commands in flight: at most `used` chunks ahead of the release.
+            if k_next - released < used and rng.random() < 0.5:
+                pending.append(k_next)
+                k_next += 1
+            mark = None
+            if pending and rng.random() < 0.4:
+                mark = pending.pop(rng.randrange(len(pending)))
+                yield dut.mark.eq(1)
+                yield dut.mark_id.eq(((mark//used) & 1) << 15 | (mark % used))
+            else:
+                yield dut.mark.eq(0)
+            adv = (yield dut.done)
+            yield dut.ptr.advance.eq(adv)
+            if adv:
+                order.append((yield dut.ptr.count))
+                released += 1
+                yield                       # the advance is seen in the next cycle: one at a time
+                yield dut.ptr.advance.eq(0)
+                yield dut.mark.eq(0)
+            yield
+        yield dut.mark.eq(0)
+        yield dut.ptr.advance.eq(0)
+    run_simulation(dut, gen())
+    assert len(order) > 50
+    assert order == list(range(len(order)))
+
+def test_slot_tracker_clear_forgets_completions_of_an_earlier_run():
+    dut = SlotTracker(4)
+    seen = []
+    def gen():
+        yield dut.ring_slots.eq(4)
+        yield dut.mark.eq(1)
+        yield dut.mark_id.eq(0)          # chunk 0 of an earlier run completed
+        yield
+        yield dut.mark.eq(0)
+        yield dut.clear.eq(1)
+        yield
+        yield dut.clear.eq(0)
+        yield
+        while (yield dut.clearing):
+            yield
+        yield dut.ptr.restart.eq(1)
+        yield
+        yield dut.ptr.restart.eq(0)
+        for _ in range(4):
+            yield
+            seen.append((yield dut.done))
+    run_simulation(dut, gen())
+    assert seen == [0, 0, 0, 0]
+
+def test_slot_tracker_size_is_checked():
+    with pytest.raises(ValueError, match="2 to 32767 are allowed"):
+        SlotTracker(40000)
+
+# Stripe walker -------------------------------------------------------------------------------------
+
+def test_stripe_walker_round_robin_over_enabled_ports_with_rows_that_wrap():
+    dut = StripeWalker(4)
+    got = []
+    def gen():
+        yield dut.mask.eq(0b1011)
+        yield dut.first_lba.eq(2**33)
+        yield dut.last_lba.eq(2**33 + 2*256)       # three rows
+        yield dut.start_lba.eq(2**33 + 256)        # start at the second row ...
+        yield dut.start_port.eq(1)                 # ... on its second enabled port
+        yield dut.chunk_blocks.eq(256)
+        yield dut.restart.eq(1)
+        yield
+        yield dut.restart.eq(0)
+        yield dut.advance.eq(1)
+        for _ in range(8):
+            yield
+            got.append(((yield dut.port), (yield dut.lba) - 2**33, (yield dut.rows)))
+    run_simulation(dut, gen())
+    assert got == [(1, 256, 0), (3, 256, 0), (0, 512, 1), (1, 512, 1), (3, 512, 1), (0, 0, 2), (1, 0, 2),
+        (3, 0, 2)]
+
+# Configuration check -------------------------------------------------------------------------------
+
+def check(**cfg):
+    dut = _RegionCheck(4)
+    out = {}
+    def gen():
+        defaults = dict(mask=1, first_lba=0, last_lba=0, start_lba=0, nsze=2**20, start_port=0,
+            chunk_blocks=256, chunk_words=2048, ring_slots=64, chunks=1, sized=1)
+        defaults.update(cfg)
+        for k, v in defaults.items():
+            yield getattr(dut, k).eq(v)
+        yield dut.start.eq(1)
+        yield
+        yield dut.start.eq(0)
+        yield
+        while (yield dut.busy):
+            yield
+        out.update(status=(yield dut.status), rows=(yield dut.rows), capacity=(yield dut.capacity))
+    run_simulation(dut, gen())
+    return out
+
+def test_region_check_computes_rows_and_capacity():
+    r = check(mask=0b0111, first_lba=2**32, last_lba=2**32 + 99*256, start_lba=2**32, chunks=300, nsze=2**40)
+    assert r == dict(status=STATUS_NONE, rows=100, capacity=300)
+
+@pytest.mark.parametrize("cfg, code", [
+    (dict(last_lba=(2**20) - 128),                         STATUS_ERR_ALIGN),
+    (dict(first_lba=512, last_lba=256, start_lba=512),     STATUS_ERR_ORDER),
+    (dict(last_lba=2**20),                                 STATUS_ERR_RANGE),   # past the namespace
+    (dict(last_lba=2**64 - 256, nsze=2**64 - 1),           STATUS_ERR_RANGE),   # wraps around 2**64
+    (dict(last_lba=256, start_lba=512),                    STATUS_ERR_RANGE),   # start outside
+    (dict(last_lba=256, chunks=3),                         STATUS_ERR_RANGE),   # more than the region holds
+    (dict(chunks=0),                                       STATUS_ERR_CONFIG),
+    (dict(mask=0),                                         STATUS_ERR_CONFIG),
+    (dict(chunk_blocks=384),                               STATUS_ERR_CONFIG),
+    (dict(ring_slots=1),                                   STATUS_ERR_CONFIG),
+    (dict(mask=0b10, start_port=0),                        STATUS_ERR_CONFIG),
+])
+def test_region_check_refuses_with_the_status_of_the_fault(cfg, code):
+    assert check(**cfg)["status"] == code

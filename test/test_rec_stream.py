@@ -1,0 +1,299 @@
+#
+# This file is part of LiteRecorder.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Stream ports of the recorder (cores/recorder/stream.py) in Migen's simulator: widths 8..512
+bits, clock domains slower and faster than sys, `keep` on the final beat, random valid/ready, the
+drop policy's whole-word refusals and their exact accounting (`gap`), the replay unpacker."""
+
+import random
+
+import pytest
+
+from migen import *
+
+from literecorder.cores.recorder.stream import RecordPort, ReplayPort, ControlPort
+from literecorder.cores.recorder.common import check_stream_width
+
+pytestmark = pytest.mark.unit
+
+def beats_of(data, width):
+    """(data int, keep int, last) beats of a byte string for a `width`-bit stream."""
+    nb = max(width//8, 1)
+    out = []
+    for i in range(0, len(data), nb):
+        chunk = data[i:i + nb]
+        out.append((int.from_bytes(chunk, "little"), (1 << len(chunk)) - 1, i + nb >= len(data)))
+    return out
+
+def run(dut, generators, cd_period):
+    clocks = {"sys": 10}
+    if cd_period:
+        clocks["user"] = cd_period
+    run_simulation(dut, generators, clocks=clocks)
+
+# Record port: lossless ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("width, ring, period", [
+    (8,   128, None),     # 16 beats per word, sys domain
+    (32,  512, 13),       # slower user clock
+    (128, 512, 7),        # faster user clock
+    (512, 512, 13),       # one beat per word
+    (16,  64,  7),
+])
+def test_record_port_packs_every_byte_in_order_with_keep_on_the_final_beat(width, ring, period):
+    rng  = random.Random(width*1000 + ring)
+    nb   = max(width//8, 1)
+    size = 5*ring//8 + nb//2 + 1 if nb > 1 else 5*ring//8 + 3   # not a whole number of words nor beats
+    data = bytes(rng.randrange(256) for _ in range(size))
+    cd   = "user" if period else "sys"
+    dut  = RecordPort(width, ring, cd, depth=4)
+    beats = beats_of(data, width)
+    words = []
+
+    def source():
+        for d, k, last in beats:
+            while rng.random() < 0.3:
+                yield dut.sink.valid.eq(0)
+                yield
+            yield dut.sink.valid.eq(1)
+            yield dut.sink.data.eq(d)
+            yield dut.sink.keep.eq(k if last else (1 << nb) - 1)
+            yield dut.sink.last.eq(last)
+            yield
+            while not (yield dut.sink.ready):
+                yield
+        yield dut.sink.valid.eq(0)
+
+    def sink():
+        while True:
+            yield dut.source.ready.eq(rng.random() < 0.6)
+            yield
+            if (yield dut.source.valid) and (yield dut.source.ready):
+                n = yield dut.source.bytes
+                d = yield dut.source.data
+                words.append((d.to_bytes(ring//8, "little")[:n], (yield dut.source.last),
+                    (yield dut.source.gap), (yield dut.source.keep_err), d >> (8*n)))
+                if words[-1][1]:
+                    return
+
+    run(dut, {cd: [source()], "sys": [sink()]} if cd != "sys" else {"sys": [source(), sink()]}, period)
+    assert b"".join(w[0] for w in words) == data
+    assert [w[1] for w in words] == [0]*(len(words) - 1) + [1]
+    assert all(w[2] == 0 and w[3] == 0 for w in words)
+    assert words[-1][4] == 0                      # bytes beyond `keep` are zero
+    assert all(len(w[0]) == ring//8 for w in words[:-1])
+
+def test_record_port_flags_a_partial_keep_before_the_final_beat():
+    dut = RecordPort(32, 128, "sys", depth=4)
+    got = []
+    def gen():
+        yield dut.source.ready.eq(1)
+        for i, (keep, last) in enumerate([(0xf, 0), (0x3, 0), (0xf, 0), (0xf, 0), (0xf, 0), (0x5, 1)]):
+            yield dut.sink.valid.eq(1)
+            yield dut.sink.data.eq(0x11111111*(i + 1))
+            yield dut.sink.keep.eq(keep)
+            yield dut.sink.last.eq(last)
+            yield
+            if (yield dut.source.valid):
+                got.append(((yield dut.source.keep_err), (yield dut.source.bytes)))
+        yield dut.sink.valid.eq(0)
+        for _ in range(8):
+            yield
+            if (yield dut.source.valid):
+                got.append(((yield dut.source.keep_err), (yield dut.source.bytes)))
+    run_simulation(dut, gen())
+    # Word 0: beat 1 kept only 2 of 4 bytes (flagged, recorded whole). Word 1: the final keep 0b0101
+    # is not contiguous (flagged); its bytes count up to the highest kept byte.
+    assert got == [(1, 16), (1, 7)]
+
+# Record port: drop policy ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("width, period", [(32, None), (64, 7), (128, 13)])
+def test_drop_policy_refuses_whole_words_and_reports_every_dropped_byte(width, period):
+    """A source that cannot wait: a beat is offered once; the port takes it or refuses it (ready).
+    The reader stalls for long stretches: the port refuses whole ring words, and the words it keeps
+    carry exactly the bytes refused in front of them."""
+    rng  = random.Random(width)
+    ring = 128
+    nb   = width//8
+    lanes = ring//width
+    n    = 40*lanes + 1                 # beats; the final one with last (a partial word)
+    cd   = "user" if period else "sys"
+    dut  = RecordPort(width, ring, cd, depth=4)
+    taken = []                          # per beat: taken?
+    words = []
+
+    def source():
+        yield dut.drop.eq(1) if cd == "sys" else None
+        for i in range(n):
+            yield dut.sink.valid.eq(1)
+            yield dut.sink.data.eq(i + 1)
+            yield dut.sink.keep.eq((1 << nb) - 1)
+            yield dut.sink.last.eq(i == n - 1)
+            yield
+            taken.append((yield dut.sink.ready))
+            # Never waits: every beat is offered for one cycle.
+        yield dut.sink.valid.eq(0)
+
+    def sink():
+        yield dut.drop.eq(1)
+        stall = 0
+        while True:
+            if stall == 0 and rng.random() < 0.05:
+                stall = rng.randrange(10, 60)
+            yield dut.source.ready.eq(stall == 0 and rng.random() < 0.8)
+            stall = max(stall - 1, 0)
+            yield
+            if (yield dut.source.valid) and (yield dut.source.ready):
+                words.append(((yield dut.source.data), (yield dut.source.bytes), (yield dut.source.gap),
+                    (yield dut.source.last)))
+                if words[-1][3]:
+                    return
+
+    gens = {cd: [source()], "sys": [sink()]} if cd != "sys" else {"sys": [source(), sink()]}
+    run(dut, gens, period)
+    assert len(taken) == n
+    # Whole words: within each group of `lanes` beats, all taken or all refused (the final group may
+    # be a partial word: its refusal is still one decision).
+    for g in range(0, n, lanes):
+        assert len(set(taken[g:g + lanes])) == 1, (g, taken[g:g + lanes])
+    assert not all(taken) and any(taken)
+    # The kept words hold the taken beats in order; gaps count the refused bytes before each word.
+    pos, expect_gap, kept = 0, 0, []
+    for w in words:
+        d, nbytes, gap, last = w
+        assert gap == sum(nb for i in range(pos, pos + gap//nb) if not taken[i]) == gap
+        assert all(not taken[i] for i in range(pos, pos + gap//nb))
+        pos += gap//nb
+        if nbytes:
+            for l in range((nbytes + nb - 1)//nb):
+                assert taken[pos] and (d >> (width*l)) & ((1 << width) - 1) == pos + 1
+                pos += 1
+    assert pos == n                     # every beat accounted: kept or in a gap (or the marker's)
+    assert sum(w[2] for w in words) == nb*sum(1 for t in taken if not t)
+
+def test_drop_policy_keeps_the_end_when_the_final_beat_is_refused():
+    dut = RecordPort(32, 64, "sys", depth=4)
+    words = []
+    def gen():
+        yield dut.drop.eq(1)
+        yield dut.source.ready.eq(0)
+        for i in range(12):               # 6 words; the FIFO holds 4: the last 2 words are refused
+            yield dut.sink.valid.eq(1)
+            yield dut.sink.data.eq(i)
+            yield dut.sink.keep.eq(0xf)
+            yield dut.sink.last.eq(i == 11)
+            yield
+        yield dut.sink.valid.eq(0)
+        yield dut.source.ready.eq(1)
+        for _ in range(12):
+            yield
+            if (yield dut.source.valid):
+                words.append(((yield dut.source.bytes), (yield dut.source.gap), (yield dut.source.last)))
+    run_simulation(dut, gen())
+    # 4 words kept, then a marker: no data, the 16 refused bytes, last.
+    assert words == [(8, 0, 0)]*4 + [(0, 16, 1)]
+
+def test_start_clears_a_pending_gap():
+    dut = RecordPort(32, 64, "sys", depth=4)
+    words = []
+    def gen():
+        yield dut.drop.eq(1)
+        for i in range(12):
+            yield dut.sink.valid.eq(1)
+            yield dut.sink.data.eq(i)
+            yield dut.sink.keep.eq(0xf)
+            yield
+        yield dut.sink.valid.eq(0)
+        yield dut.clear.eq(1)
+        yield
+        yield dut.clear.eq(0)
+        yield dut.source.ready.eq(1)
+        for _ in range(6):
+            yield
+        for i in range(2):
+            yield dut.sink.valid.eq(1)
+            yield dut.sink.data.eq(100 + i)
+            yield
+        yield dut.sink.valid.eq(0)
+        for _ in range(6):
+            yield
+            if (yield dut.source.valid):
+                words.append(((yield dut.source.data) & 0xffffffff, (yield dut.source.gap)))
+    run_simulation(dut, gen())
+    assert words == [(100, 0)]
+
+# Replay port ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("width, ring, period", [(8, 64, 13), (32, 128, None), (128, 512, 7), (512, 512, 13)])
+def test_replay_port_unpacks_words_with_an_exact_final_keep(width, ring, period):
+    rng  = random.Random(width + ring)
+    nb   = max(width//8, 1)
+    size = 3*ring//8 + 5
+    data = bytes(rng.randrange(256) for _ in range(size))
+    cd   = "user" if period else "sys"
+    dut  = ReplayPort(width, ring, cd, depth=4)
+    words = [data[i:i + ring//8] for i in range(0, size, ring//8)]
+    out = bytearray()
+    lasts = []
+
+    def source():
+        for i, w in enumerate(words):
+            while rng.random() < 0.3:
+                yield dut.sink.valid.eq(0)
+                yield
+            yield dut.sink.valid.eq(1)
+            yield dut.sink.data.eq(int.from_bytes(w, "little"))
+            yield dut.sink.bytes.eq(len(w))
+            yield dut.sink.last.eq(i == len(words) - 1)
+            yield
+            while not (yield dut.sink.ready):
+                yield
+        yield dut.sink.valid.eq(0)
+
+    def sink():
+        while True:
+            yield dut.source.ready.eq(rng.random() < 0.7)
+            yield
+            if (yield dut.source.valid) and (yield dut.source.ready):
+                keep = yield dut.source.keep
+                k = bin(keep).count("1") if nb > 1 else 1
+                assert keep == (1 << k) - 1
+                out.extend(((yield dut.source.data)).to_bytes(nb, "little")[:k])
+                lasts.append((yield dut.source.last))
+                if lasts[-1]:
+                    return
+
+    run(dut, {"sys": [source()], cd: [sink()]} if cd != "sys" else {"sys": [source(), sink()]}, period)
+    assert bytes(out) == data
+    assert lasts == [0]*(len(lasts) - 1) + [1]
+
+# Parameters ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("width", [0, 4, 24, 1024, "x"])
+def test_stream_widths_are_checked(width):
+    with pytest.raises(ValueError, match="a power of two from 8 to 512 bits"):
+        check_stream_width("RecordPort", width, 512)
+
+def test_control_port_crosses_pulses_and_levels():
+    dut = ControlPort("user")
+    seen = []
+    def user():
+        for _ in range(3):
+            yield
+        yield dut.start.eq(1)
+        yield
+        yield dut.start.eq(0)
+        for _ in range(20):
+            yield
+        seen.append(("busy", (yield dut.busy)))
+    def sys():
+        yield dut.sys_busy.eq(1)
+        for _ in range(30):
+            if (yield dut.sys_start):
+                seen.append(("start", 1))
+            yield
+    run_simulation(dut, {"user": [user()], "sys": [sys()]}, clocks={"sys": 10, "user": 13})
+    assert seen.count(("start", 1)) == 1 and ("busy", 1) in seen
