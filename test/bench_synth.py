@@ -119,9 +119,6 @@ def public_ios(obj, skip=()):
         ios += flat(v)
     return ios
 
-def window_ios(windows):
-    return flat([[w.rd_cmd, w.rd_data, w.wr] for w in windows])
-
 # PHY stand-in -------------------------------------------------------------------------------------
 
 class RootPortPHYStandIn:
@@ -185,7 +182,7 @@ def dram_port_ios(port):
 def window_ios(windows):
     ios = []
     for w in windows:
-        ios += flat(w.wr)
+        ios += flat(w.wr) + [w.drained]
         ios += [w.rd_adr, w.rd_dat, w.rd_active] if w.on_chip else flat([w.rd_cmd, w.rd_data])
     return ios
 
@@ -238,8 +235,8 @@ class _WindowHost:
 def _recorder():
     wr, rd = dram_port("write"), dram_port("read")
     rec = RecorderCore(wr, rd, n_ports=1, slots=RECORDER_SLOTS)
-    ios = dram_port_ios(wr) + dram_port_ios(rd) + flat([rec.sink, rec.source])
-    ios += public_ios(rec, skip=("sink", "source", "req", "cpl"))
+    ios = dram_port_ios(wr) + dram_port_ios(rd) + flat(rec.inputs + rec.outputs)
+    ios += public_ios(rec, skip=("inputs", "outputs", "req", "cpl"))
     return rec, ios
 
 def build_rc(dw):

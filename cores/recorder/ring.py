@@ -25,9 +25,10 @@ from litex.gen import *
 
 from litex.soc.interconnect import stream
 
-from litedram.frontend.dma import LiteDRAMDMAReader, LiteDRAMDMAWriter
+from litedram.frontend.dma import LiteDRAMDMAWriter
 
 from literecorder.cores.recorder.common import word_layout, BYTE_BITS, CHUNK_BITS
+from literecorder.cores.pcie.common import RAMFIFO
 from literecorder.cores.recorder.slots import RingPointer
 
 # Ring Writer --------------------------------------------------------------------------------------
@@ -59,8 +60,8 @@ class RingWriter(LiteXModule):
 
         # # #
 
-        # Input side: words into the FIFO, in chunk order.
-        self.fifo = fifo = stream.SyncFIFO([("data", dw)], fifo_depth)
+        # Input side: words into the FIFO (block RAM, no output register), in chunk order.
+        self.fifo = fifo = RAMFIFO([("data", dw)], fifo_depth)
         in_word = Signal(32)
         self.comb += [
             self.partial.eq(in_word != 0),
@@ -101,7 +102,7 @@ class RingWriter(LiteXModule):
             dma.sink.data.eq(fifo.source.data),
             fifo.source.ready.eq(dma.sink.ready),
             out.advance.eq(dma.sink.valid & dma.sink.ready & (out_word + 1 == self.chunk_words)),
-            self.idle.eq(~fifo.source.valid & ~dma.fifo.source.valid),
+            self.idle.eq((fifo.level == 0) & ~dma.fifo.source.valid),
         ]
         self.sync += [
             If(self.restart,
@@ -121,6 +122,37 @@ class RingWriter(LiteXModule):
                 )
             ),
         ]
+
+# DRAM Word Reader ---------------------------------------------------------------------------------
+
+class DRAMWordReader(LiteXModule):
+    """Reads words of a LiteDRAM native port, in order, into a block-RAM FIFO without an output
+    register: a read is issued only with room reserved for its word (``depth`` words in flight or
+    waiting). ``sink``: word addresses; ``source``: the words."""
+    def __init__(self, port, depth):
+        self.sink   = sink   = stream.Endpoint([("address", port.address_width)])
+        self.source = source = stream.Endpoint([("data", port.data_width)])
+
+        # # #
+
+        self.fifo = fifo = RAMFIFO([("data", port.data_width)], depth)
+        reserved = Signal(max=depth + 1)
+        room     = Signal()
+        issue    = Signal()
+        self.comb += [
+            room.eq(reserved != depth),
+            port.cmd.valid.eq(sink.valid & room),
+            port.cmd.we.eq(0),
+            port.cmd.addr.eq(sink.address),
+            port.cmd.last.eq(1),
+            sink.ready.eq(port.cmd.ready & room),
+            issue.eq(port.cmd.valid & port.cmd.ready),
+            fifo.sink.valid.eq(port.rdata.valid),
+            fifo.sink.data.eq(port.rdata.data),
+            port.rdata.ready.eq(1),
+            fifo.source.connect(source),
+        ]
+        self.sync += reserved.eq(reserved + issue - (source.valid & source.ready))
 
 # Ring Reader --------------------------------------------------------------------------------------
 
@@ -148,7 +180,7 @@ class RingReader(LiteXModule):
 
         # # #
 
-        self.dma = dma = LiteDRAMDMAReader(port, fifo_depth=fifo_depth, fifo_buffered=True)
+        self.dma = dma = DRAMWordReader(port, fifo_depth)
         rd_word  = Signal(32)
         out_word = Signal(32)
         pending  = Signal(max=fifo_depth + 2)   # Reads issued whose words are not out yet.
