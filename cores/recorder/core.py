@@ -33,11 +33,11 @@ from litex.gen import *
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import *
 
-from literecorder.cores.nvme.common import request_layout, completion_layout
+from literecorder.cores.nvme.common import request_layout, completion_layout, NVME_STATUS_TIMEOUT
 from literecorder.cores.recorder.common import *
 from literecorder.cores.recorder.slots import SlotTracker
 from literecorder.cores.recorder.ring import RingWriter, RingReader
-from literecorder.cores.recorder.striping import Striper, StripeWalker, TIMEOUT_STATUS
+from literecorder.cores.recorder.striping import Striper, StripeWalker
 from literecorder.cores.recorder.accounting import Accounting
 
 # Configuration check ------------------------------------------------------------------------------
@@ -356,7 +356,7 @@ class RecorderCore(LiteXModule):
         # Closing the input: status of the first reason.
         self.comb += [
             If(striper.error,
-                close_status.eq(Mux(striper.err_status == TIMEOUT_STATUS, STATUS_ERR_TIMEOUT, STATUS_ERR_DEVICE)),
+                close_status.eq(Mux(striper.err_status == NVME_STATUS_TIMEOUT, STATUS_ERR_TIMEOUT, STATUS_ERR_DEVICE)),
             ).Elif(self.abort,
                 close_status.eq(STATUS_ABORTED),
             ).Elif(self.stop,

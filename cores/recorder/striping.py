@@ -30,12 +30,9 @@ from litex.gen import *
 from litex.soc.interconnect import stream
 
 from literecorder.cores.nvme.common import (request_layout, completion_layout,
-    OP_READ, OP_WRITE, OP_FLUSH, OP_DEALLOCATE)
+    OP_READ, OP_WRITE, OP_FLUSH, OP_DEALLOCATE, NVME_STATUS_TIMEOUT)
 from literecorder.cores.recorder.common import CHUNK_BITS, ID_BITS, bit
 from literecorder.cores.recorder.slots import RingPointer
-
-# Timeout status of the queue engine's timeout scan (cores/nvme).
-TIMEOUT_STATUS = 0x7fff
 
 # Stripe walker ------------------------------------------------------------------------------------
 

@@ -99,7 +99,7 @@ static int gen_run(struct gen_run *g)
 	timeout = literec_us_to_cycles(600000000ULL);   /* 600 s of modeled time without progress */
 	for (;;) {
 		nvme_engine_status(port, &st);
-		if (st.error && (st.outstanding == 0 || st.err_status == 0x7fff))
+		if (st.error && (st.outstanding == 0 || st.err_status == NVME_STATUS_TIMEOUT))
 			break;
 		if ((stopped || RD64(port, ST_COMMANDS) >= g->count) && st.outstanding == 0)
 			break;

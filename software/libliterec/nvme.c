@@ -802,7 +802,7 @@ int nvme_cpu_submit(int port, int op, uint64_t lba, uint32_t blocks, int fua)
 		return NVME_ERR_BUSY;
 	if (op < 0 || op > NVME_OP_CPU_DSM || op == NVME_OP_DEALLOCATE || blocks == 0 ||
 	    ((op == NVME_OP_READ || op == NVME_OP_WRITE) && ((uint64_t)blocks << c->lba_shift) > NVME_CPU_BUF_BYTES) ||
-	    (op == NVME_OP_WRITE_ZEROES && blocks > 65536) || (op == NVME_OP_CPU_DSM && blocks > 256))
+	    (op == NVME_OP_WRITE_ZEROES && blocks > NVME_DSM_MAX_BLOCKS) || (op == NVME_OP_CPU_DSM && blocks > 256))
 		return NVME_ERR_ARG;
 	memset(&s, 0, sizeof(s));
 	s.cdw0 = opcodes[op] | ((uint32_t)c->cpu_cid << 16);
