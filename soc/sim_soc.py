@@ -130,7 +130,9 @@ class LiteRecorderSimSoC(LiteRecorderSoC):
             module     = module,
             data_width = d["data_width"],
             clk_freq   = self.sys_clk_freq)
-        return self.sdrphy, module, {}
+        # The L2 cache's data memory stays one memory with byte enables (an FPGA build splits it in
+        # 64 byte-wide memories for the vendor tool): Verilator evaluates one port instead of 64.
+        return self.sdrphy, module, dict(l2_cache_full_memory_we=False)
 
     def create_pcie_phy(self, index):
         from literecorder.cores.pcie.sim_phy import SimRootPortPHY
