@@ -170,10 +170,14 @@ class SimBuild:
         ``kcu105``, ``zcu106``: that board's DRAM, at its system clock).
     pcie_data_width, chunk_size, ring_slots :
         As the board targets' ``--pcie-data-width``, ``--chunk-size``, ``--ring-size``.
+    pgo : bool
+        Profile-guided optimization of the C++ model (not for trace builds): an instrumented model
+        boots and runs ``nvme_init`` on an ``ideal`` drive, then the model is compiled with that
+        profile; it simulates about 1.2x faster for about 40 s more build time.
     """
     def __init__(self, output_dir=None, sys_clk_freq=None, n_ssds=1, trace=False,
         threads=1, input_width=256, test_streams=True, jobs=None, verbose=False, dram="sim",
-        pcie_data_width=256, chunk_size=128*1024, ring_slots=None):
+        pcie_data_width=256, chunk_size=128*1024, ring_slots=None, pgo=True):
         from literecorder.soc.sim_soc import sim_dram
         from literecorder.soc.recorder import RecorderConfig, RECORDER_SLOTS
         _, sys_clk_freq = sim_dram(dram, sys_clk_freq)
@@ -205,6 +209,7 @@ class SimBuild:
         self.test_streams = bool(test_streams)
         self.jobs         = jobs or os.cpu_count() or 1
         self.verbose      = verbose
+        self.pgo          = bool(pgo) and not trace
         if output_dir is None:
             output_dir = os.path.join(ROOT, "build", "sim")
         self.output_dir  = os.path.abspath(output_dir)
@@ -215,7 +220,7 @@ class SimBuild:
         return dict(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds, trace=self.trace,
             threads=self.threads, input_width=self.input_width, test_streams=self.test_streams,
             dram=self.dram, pcie_data_width=self.pcie_data_width, chunk_size=self.chunk_size,
-            ring_slots=self.ring_slots)
+            ring_slots=self.ring_slots, pgo=self.pgo)
 
     def _log(self, msg):
         print(f"[sim] {msg}", flush=True)
@@ -301,13 +306,34 @@ class SimBuild:
         inputs = [os.path.join(self.gateware, f) for f in
             ("sim.v", "sim_init.cpp", "sim_header.h", "variables.mak")] + vsrcs
         digest = _hash_files(inputs + _module_sources() + _verilator_sources())
-        digest = hashlib.sha256((digest + " ".join(make) + tool).encode()).hexdigest()
+        digest = hashlib.sha256((digest + " ".join(make) + tool + f" pgo={self.pgo}").encode()).hexdigest()
         stamp  = os.path.join(self.gateware, ".literec_verilated")
         if os.path.exists(self.vsim) and os.path.exists(stamp) and open(stamp).read() == digest:
             self._log(f"generate + BIOS {t1 - t0:.1f} s, design unchanged: no re-verilation")
             return
         self._log(f"generate + BIOS {t1 - t0:.1f} s, verilating with {tool} (first build of this "
             "design takes a minute or two)...")
+        if os.path.exists(stamp):
+            os.remove(stamp)
+        pgo_dir = os.path.join(self.gateware, "pgo")
+        shutil.rmtree(pgo_dir, ignore_errors=True)
+        if not self.pgo:
+            self._make(make, env)
+        else:
+            # Profile-guided: an instrumented model, a short training run, the model with its profile.
+            self._make(make + ["PGO=gen", f"PGO_DIR={pgo_dir}"], env)
+            try:
+                self._pgo_train(pgo_dir)
+                pgo = ["PGO=use", f"PGO_DIR={pgo_dir}"]
+            except SimError as e:
+                self._log(f"PGO training failed, the model is built without a profile: {e}")
+                pgo = []
+            self._make(make + pgo, env)
+        with open(stamp, "w") as f:
+            f.write(digest)
+        self._log(f"verilated + compiled in {time.time() - t1:.1f} s" + (" (with PGO)" if self.pgo else ""))
+
+    def _make(self, make, env):
         for d in ("obj_dir", "modules"):
             shutil.rmtree(os.path.join(self.gateware, d), ignore_errors=True)
         r = subprocess.run(make, cwd=self.gateware, env=env,
@@ -315,9 +341,25 @@ class SimBuild:
         if r.returncode != 0:
             tail = (r.stdout or b"").decode(errors="replace").splitlines()[-40:]
             raise SimError("Verilator build failed:\n" + "\n".join(tail))
-        with open(stamp, "w") as f:
-            f.write(digest)
-        self._log(f"verilated + compiled in {time.time() - t1:.1f} s")
+
+    def _pgo_train(self, pgo_dir):
+        """Training run of the instrumented model: boot, ``nvme_init`` on ideal drives, then SIGUSR1
+        (glue.cpp writes the profile between two evaluations and exits)."""
+        devices = ssd_devices(["--ssd-profile", "ideal", "--ns-size", "64MiB"], self.n_ssds,
+            self.sys_clk_freq, self.pcie_data_width)
+        session = SimSession(self, name="pgo-train", devices=devices, fresh=True, boot_timeout=300)
+        try:
+            session.cmd("nvme_init", timeout=300)
+            session.proc.send_signal(signal.SIGUSR1)
+            session.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            raise SimError("the instrumented model did not exit on SIGUSR1")
+        finally:
+            session.close()
+            shutil.rmtree(session.run_dir, ignore_errors=True)
+        profiles = [f for _, _, fs in os.walk(pgo_dir) for f in fs if f.endswith(".gcda")]
+        if not profiles:
+            raise SimError(f"no profile written to {pgo_dir}")
 
     def sim_config(self, devices=None, simio=None):
         """LiteX sim configuration: clocks, console, the simulated PCIe devices and the options of
@@ -567,6 +609,9 @@ def main(argv=None):
     parser.add_argument("--threads",      type=int, default=1,
         help="Verilator model threads (1-8, default: %(default)s): more only helps a single long run "
              "on otherwise idle cores.")
+    parser.add_argument("--no-pgo",       action="store_true",
+        help="Build the model without profile-guided optimization (about 40 s less build time, about "
+             "1.2x slower simulation).")
     parser.add_argument("--build-only",   action="store_true", help="Build and exit.")
     ssd_parser(parser)
     add_input_arguments(parser)
@@ -585,7 +630,7 @@ def main(argv=None):
             n_ssds=args.ssds, trace=args.trace, threads=args.threads, input_width=args.input_width,
             test_streams=not args.no_test_streams, verbose=args.verbose, dram=args.dram,
             pcie_data_width=args.pcie_data_width, chunk_size=args.chunk_size,
-            ring_slots=args.ring_size)
+            ring_slots=args.ring_size, pgo=not args.no_pgo)
         devices = ssd_devices(args, args.ssds, build.sys_clk_freq, build.pcie_data_width)
         simio   = simio_from_args(args)
     except ValueError as e:

@@ -4,6 +4,7 @@
 // Glue between LiteX's simulation core (sim.c: event loop, modules, pads) and the Verilated SoC.
 // The functions are the ones sim.c and the generated sim_init.cpp call. Waveform tracing is compiled
 // in only for trace builds (LITEREC_TRACE): a model built without --trace evaluates faster.
+// A PGO training build (LITEREC_PGO_TRAIN, sim.mk PGO=gen) writes its profile and exits on SIGUSR1.
 
 #include <stdio.h>
 #include <stdint.h>
@@ -27,15 +28,32 @@ static uint64_t trace_start, trace_end;
 
 static uint64_t now_ps;
 
+#ifdef LITEREC_PGO_TRAIN
+#include <signal.h>
+#include <unistd.h>
+extern "C" void __gcov_dump(void);
+static volatile sig_atomic_t pgo_dump_requested;
+static void pgo_request_dump(int) { pgo_dump_requested = 1; }
+#endif
+
 extern "C" void litex_sim_eval(void *vsim, uint64_t time_ps)
 {
 	((Vsim *)vsim)->eval();
 	now_ps = time_ps;
+#ifdef LITEREC_PGO_TRAIN
+	if (pgo_dump_requested) {     /* between two evaluations: the profile is consistent */
+		__gcov_dump();
+		_exit(0);
+	}
+#endif
 }
 
 extern "C" void litex_sim_init_cmdargs(int argc, char *argv[])
 {
 	Verilated::commandArgs(argc, argv);
+#ifdef LITEREC_PGO_TRAIN
+	signal(SIGUSR1, pgo_request_dump);
+#endif
 }
 
 extern "C" void litex_sim_init_tracer(void *vsim, long start, long end)

@@ -7,6 +7,11 @@
 # (event loop, pads, module loader) and its modules are compiled from the LiteX package as they are.
 #
 #   make -f sim.mk VSRCS="a.v b.v" [JOBS=n] [THREADS=n] [TRACE=1] [TRACE_FST=1] [VFLAGS=...]
+#                  [PGO=gen|use PGO_DIR=dir]
+#
+# PGO (profile-guided optimization of the C++ model, SimBuild does it): `gen` builds an instrumented
+# model (a training run writes its profile to PGO_DIR on SIGUSR1, glue.cpp), `use` the final one.
+# Without ccache: it does not find profiles named by -fprofile-dir and would return stale objects.
 
 GLUE_DIR   := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))
 
@@ -19,13 +24,18 @@ TRACE      ?= 0
 TRACE_FST  ?= 0
 OPT        ?= -O2
 VFLAGS     ?=
+PGO        ?=
+PGO_DIR    ?= $(abspath pgo)
 
 # LiteX's simulation core (C), compiled once per build directory.
 CORE_SRCS  := $(wildcard $(SRC_DIR)/*.c)
 CORE_OBJS  := $(addprefix $(OBJ_DIR)/,$(notdir $(CORE_SRCS:.c=.o)))
-CFLAGS     := -Wall $(OPT) -I$(SRC_DIR) $(if $(filter 1,$(TRACE_FST)),-DTRACE_FST) \
+PGO_FLAGS  := $(if $(filter gen,$(PGO)),-fprofile-generate -fprofile-update=single -fprofile-dir=$(PGO_DIR) -DLITEREC_PGO_TRAIN) \
+              $(if $(filter use,$(PGO)),-fprofile-use -fprofile-partial-training -Wno-missing-profile -Wno-coverage-mismatch -fprofile-dir=$(PGO_DIR))
+CFLAGS     := -Wall $(OPT) $(PGO_FLAGS) -I$(SRC_DIR) $(if $(filter 1,$(TRACE_FST)),-DTRACE_FST) \
               $(if $(filter 1,$(TRACE)),-DLITEREC_TRACE)
-LDFLAGS    := -lpthread -Wl,--no-as-needed -ljson-c -lz -lm -lstdc++ -ldl -levent
+LDFLAGS    := -lpthread -Wl,--no-as-needed -ljson-c -lz -lm -lstdc++ -ldl -levent \
+              $(if $(filter gen,$(PGO)),-lgcov)
 
 TRACE_ARGS := $(if $(filter 1,$(TRACE)),--trace $(if $(filter 1,$(TRACE_FST)),--trace-fst),)
 THREAD_ARGS:= $(if $(filter-out 1,$(THREADS)),--threads $(THREADS),)
@@ -47,4 +57,4 @@ sim: $(CORE_OBJS)
 		-Wno-fatal -Wno-BLKANDNBLK -Wno-WIDTH -Wno-COMBDLY -Wno-CASEINCOMPLETE \
 		-CFLAGS "$(CFLAGS) -I$(abspath .)" -LDFLAGS "$(LDFLAGS)" \
 		sim_init.cpp $(GLUE_DIR)glue.cpp $(CORE_OBJS)
-	$(MAKE) -j$(JOBS) -C $(OBJ_DIR) -f Vsim.mk Vsim OPT_FAST="$(OPT)" OPT_SLOW="-O1" OPT_GLOBAL="$(OPT)"
+	$(MAKE) -j$(JOBS) -C $(OBJ_DIR) -f Vsim.mk Vsim $(if $(PGO),OBJCACHE=) OPT_FAST="$(OPT)" OPT_SLOW="-O1" OPT_GLOBAL="$(OPT)"
