@@ -31,12 +31,11 @@ from litex.gen import *
 from litex.build.io import CRG
 
 from litedram import modules as litedram_modules
-from litedram.phy.model import sdram_module_nphases
+from litedram.phy.model import SDRAMPHYModel, sdram_module_nphases
 
 from literecorder.soc.sim_platform import LiteRecorderSimPlatform
 from literecorder.soc.recorder_soc import LiteRecorderSoC
 from literecorder.soc.recorder import RECORDER_SLOTS
-from literecorder.soc.sim_dram import FastSDRAMPHYModel
 from literecorder.soc.boards import BOARDS, board
 
 SIM_DRAM = dict(memtype="DDR3", module="MT41K128M16", data_width=64, size=None,
@@ -126,7 +125,9 @@ class LiteRecorderSimSoC(LiteRecorderSoC):
     def create_sdram_phy(self):
         d = self.dram_settings
         module = _model_module(d["module"], self.sys_clk_freq, d["data_width"])
-        self.sdrphy = FastSDRAMPHYModel(
+        # LiteDRAM's PHY model as it is: the platform writes its banks' byte-enable ports as one
+        # masked word write per cycle (sim_platform.py), no faster bank model needed.
+        self.sdrphy = SDRAMPHYModel(
             module     = module,
             data_width = d["data_width"],
             clk_freq   = self.sys_clk_freq)

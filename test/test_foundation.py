@@ -143,6 +143,44 @@ def test_soc_converts_to_verilog_at_every_pcie_width(width):
     assert re.search(r"^module \w+ ?\(", v, re.M)
     assert "nvme1_" in v and "recorder_" in v and "endmodule" in v
 
+def _memory_verilog(granularity):
+    from migen import Module, Memory, ClockDomain
+    from literecorder.soc.sim_platform import LiteRecorderSimPlatform
+    class M(Module):
+        def __init__(self):
+            self.clock_domains.cd_sys = ClockDomain()
+            mem = Memory(32, 16, name="m")
+            self.wport = mem.get_port(write_capable=True, we_granularity=granularity)
+            self.rport = mem.get_port(async_read=True)
+            self.specials += mem, self.wport, self.rport
+    m = M()
+    ios = {m.wport.adr, m.wport.dat_w, m.wport.we, m.rport.adr, m.rport.dat_r}
+    return str(LiteRecorderSimPlatform().get_verilog(m, ios=ios))
+
+@pytest.mark.unit
+def test_sim_platform_writes_byte_enable_memories_as_one_masked_word_write():
+    """The simulation's Verilog writes a byte-enable port as one masked write (Verilator evaluates
+    one statement instead of one per lane), a full-width port as LiteX does."""
+    v = _memory_verilog(8)
+    we = re.search(r"if \(\|(\w+)\)\n\t\tm\[(\w+)\] <= \(m\[\2\] & ~\{(.*)\}\) \| \((\w+) & \{(.*)\}\);", v)
+    assert we, v
+    lanes = ", ".join(f"{{8{{{we.group(1)}[{i}]}}}}" for i in (3, 2, 1, 0))
+    assert we.group(3) == we.group(5) == lanes
+    assert not re.search(r"m\[\w+\]\[\d+:\d+\] <=", v)      # no lane writes left
+    full = _memory_verilog(0)
+    assert re.search(r"if \((\w+)\)\n\t\tm\[\w+\] <= \w+;", full) and "if (|" not in full
+
+@pytest.mark.unit
+def test_sim_platform_refuses_memory_verilog_it_does_not_recognise(monkeypatch):
+    import literecorder.soc.sim_platform as sp
+    original = sp._litex_memory_verilog
+    def lanes_swapped(*args):      # a LiteX that wrote the lanes in another order
+        v = original(*args)
+        return v.replace("[7:0] <=", "[15:8] <=", 1)
+    monkeypatch.setattr(sp, "_litex_memory_verilog", lanes_swapped)
+    with pytest.raises(ValueError, match="unexpected write lanes"):
+        _memory_verilog(8)
+
 @pytest.mark.unit
 def test_soc_refuses_a_64_bit_datapath():
     from literecorder.soc.recorder import RecorderConfig
