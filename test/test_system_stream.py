@@ -51,12 +51,12 @@ def check_balance(st):
 
 @pytest.mark.xdist_group("stream-adc")
 def test_adc_faster_than_the_drive_after_its_cache_drops_whole_words_accounted_exactly(start_sim):
-    """ADC at 2200 MB/s: above the drive once its SLC cache (48 MiB) is full (1600 MB/s), below it
+    """ADC at 2200 MB/s: above the drive once its SLC cache (256 MiB) is full (1600 MB/s), below it
     before (2750 MB/s). Drops start only after the cache and the 16 MiB ring are full; the ADC's
     own count of lost bytes equals the recorder's; every kept byte is in the namespace file at its
     place, the gaps where the drop log says."""
-    total, seed = 160*MiB, 0x0adc
-    sim = start_sim(ssd=["--ssd-profile", "tlc-slc", "--ssd-opt", "cache_size=48MiB", "--ns-size", "1GiB"],
+    total, seed = 352*MiB, 0x0adc
+    sim = start_sim(ssd=["--ssd-profile", "tlc-slc", "--ssd-opt", "cache_size=256MiB", "--ns-size", "1GiB"],
         simio=simio_args("adc", rate_mbps=2200, total_bytes=total, seed=seed))
     init(sim)
     out = sim.cmd("rec_start 0 until-stop input=user policy=drop buffer=16")
@@ -76,7 +76,7 @@ def test_adc_faster_than_the_drive_after_its_cache_drops_whole_words_accounted_e
     assert len(log) == st["drops"] <= 512
     assert sum(n for _, n, _ in log) == st["bytes_dropped"]
     assert all(p % 64 == 0 and n % 64 == 0 and a == 0 for p, n, a in log)
-    assert log[0][0] >= 48*MiB
+    assert log[0][0] >= 256*MiB
     # Every kept byte at its place: the pattern stream without the logged gaps.
     kept = st["bytes_kept"]
     assert read_ns(sim, 0, kept) == kept_stream(seed, total, [(p, n) for p, n, _ in log])
