@@ -10,8 +10,9 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VENV=${1:-$ROOT/.venv}
 
 # Debian packages -----------------------------------------------------------------------------------
-# Required: Verilator simulation, RISC-V BIOS build, LiteX sim modules, QEMU NVMe interop, Yosys.
-DEB_PKGS="verilator libevent-dev libjson-c-dev zlib1g-dev g++ make perl gcc-riscv64-unknown-elf
+# Required: Verilator simulation (liblz4-dev: the FST writer of --trace builds), RISC-V BIOS build,
+# LiteX sim modules, QEMU NVMe interop, Yosys.
+DEB_PKGS="verilator libevent-dev libjson-c-dev zlib1g-dev liblz4-dev g++ make perl gcc-riscv64-unknown-elf
 meson ninja-build ccache yosys qemu-system-x86 python3-venv"
 missing=""
 for p in $DEB_PKGS; do
