@@ -173,7 +173,7 @@ class SimBuild:
     pgo : bool
         Profile-guided optimization of the C++ model (not for trace builds): an instrumented model
         boots and runs ``nvme_init`` on an ``ideal`` drive, then the model is compiled with that
-        profile; it simulates about 1.2x faster for about 40 s more build time.
+        profile; it simulates about 1.2x faster for about 55 s more build time.
     """
     def __init__(self, output_dir=None, sys_clk_freq=None, n_ssds=1, trace=False,
         threads=1, input_width=256, test_streams=True, jobs=None, verbose=False, dram="sim",
