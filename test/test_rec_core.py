@@ -200,12 +200,23 @@ def test_region_check_computes_rows_and_capacity():
     r = check(mask=0b0111, first_lba=2**32, last_lba=2**32 + 99*256, start_lba=2**32, chunks=300, nsze=2**40)
     assert r == dict(status=STATUS_NONE, rows=100, capacity=300)
 
+def test_region_check_accepts_a_region_that_ends_at_the_namespace_end():
+    # The last row's last LBA is the namespace's last LBA; start on the last row.
+    r = check(mask=0b1001, first_lba=2**40 - 2**30, last_lba=2**40 - 256, start_lba=2**40 - 256,
+        start_port=3, chunks=2**23, nsze=2**40)
+    assert r == dict(status=STATUS_NONE, rows=2**22, capacity=2**23)
+
 @pytest.mark.parametrize("cfg, code", [
     (dict(last_lba=(2**20) - 128),                         STATUS_ERR_ALIGN),
     (dict(first_lba=512, last_lba=256, start_lba=512),     STATUS_ERR_ORDER),
     (dict(last_lba=2**20),                                 STATUS_ERR_RANGE),   # past the namespace
     (dict(last_lba=2**64 - 256, nsze=2**64 - 1),           STATUS_ERR_RANGE),   # wraps around 2**64
-    (dict(last_lba=256, start_lba=512),                    STATUS_ERR_RANGE),   # start outside
+    (dict(last_lba=256, start_lba=512),                    STATUS_ERR_RANGE),   # start after the last row
+    (dict(first_lba=256, last_lba=512, start_lba=0),       STATUS_ERR_RANGE),   # start before the first row
+    (dict(first_lba=512, last_lba=128, start_lba=512),     STATUS_ERR_ORDER),   # ORDER before ALIGN
+    (dict(last_lba=2**20 + 256, start_lba=128),            STATUS_ERR_ALIGN),   # ALIGN before RANGE
+    (dict(last_lba=2**20 - 256, nsze=2**20 - 1),           STATUS_ERR_RANGE),   # one LBA short
+    (dict(last_lba=2**21, nsze=2**20),                     STATUS_ERR_RANGE),   # last row past nsze
     (dict(last_lba=256, chunks=3),                         STATUS_ERR_RANGE),   # more than the region holds
     (dict(chunks=0),                                       STATUS_ERR_CONFIG),
     (dict(mask=0),                                         STATUS_ERR_CONFIG),

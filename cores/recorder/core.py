@@ -44,7 +44,8 @@ from literecorder.cores.recorder.accounting import Accounting
 
 class _RegionCheck(LiteXModule):
     """Checks a recording's configuration and computes the region's rows and chunk capacity
-    (sequentially: about 32 + n_ports cycles, no multiplier, no barrel shifter)."""
+    (sequentially: about 38 + n_ports cycles; one 64-bit subtractor for every comparison, no
+    multiplier, no barrel shifter). Faults in order: CONFIG, ORDER, ALIGN, RANGE."""
     def __init__(self, n_ports):
         self.start  = Signal()
         self.busy   = Signal()
@@ -69,32 +70,58 @@ class _RegionCheck(LiteXModule):
         pow2 = Signal()
         self.comb += pow2.eq((self.chunk_blocks != 0) & ((self.chunk_blocks & (self.chunk_blocks - 1)) == 0))
         misaligned = Signal()
-        self.comb += misaligned.eq(((self.first_lba | self.last_lba | self.start_lba) &
-            (self.chunk_blocks - 1)) != 0)
+        self.comb += misaligned.eq(((self.first_lba[:32] | self.last_lba[:32] | self.start_lba[:32]) &
+            (self.chunk_blocks - 1)[:32]) != 0)
+
+        # The comparisons, one per cycle: a - b on 65 bits, a borrow is the fault. Step 1 leaves
+        # nsze - last in ``diff`` for step 2; the last step leaves last - first for ROWS.
+        step   = Signal(3)
+        a, b   = Signal(64), Signal(64)
+        sub    = Signal(65)
+        borrow = Signal()
+        steps  = [
+            (self.last_lba,  self.first_lba),      # 0 ORDER: first <= last.
+            (self.nsze,      self.last_lba),       # 1 RANGE: last <= nsze ...
+            (diff,           self.chunk_blocks),   # 2 RANGE: ... and last + chunk_blocks <= nsze.
+            (self.start_lba, self.first_lba),      # 3 RANGE: first <= start ...
+            (self.last_lba,  self.start_lba),      # 4 RANGE: ... <= last.
+            (self.last_lba,  self.first_lba),      # 5 rows - 1 (in chunk_blocks units, shifted below).
+        ]
+        self.comb += [
+            Case(step, {i: [a.eq(x), b.eq(y)] for i, (x, y) in enumerate(steps)}),
+            sub.eq(Cat(a, C(0, 1)) - Cat(b, C(0, 1))),
+            borrow.eq(sub[64]),
+        ]
+
         self.fsm = fsm = FSM(reset_state="IDLE")
         self.comb += self.busy.eq(~fsm.ongoing("IDLE"))
         fsm.act("IDLE",
             If(self.start,
                 NextValue(self.status, STATUS_NONE),
                 NextValue(self.capacity, 0),
+                NextValue(step, 0),
                 NextState("BASIC")
             )
         )
         fsm.act("BASIC",
-            NextValue(diff, self.last_lba - self.first_lba),
             NextValue(cb, self.chunk_blocks),
             NextValue(port, 0),
             If((self.mask == 0) | ~pow2 | (self.chunk_words == 0) | (self.ring_slots < 2) |
                ~bit(self.mask, self.start_port),
                 NextValue(self.status, STATUS_ERR_CONFIG), NextState("IDLE")
-            ).Elif(self.first_lba > self.last_lba,
-                NextValue(self.status, STATUS_ERR_ORDER), NextState("IDLE")
-            ).Elif(misaligned,
-                NextValue(self.status, STATUS_ERR_ALIGN), NextState("IDLE")
-            ).Elif((self.last_lba + self.chunk_blocks > self.nsze) | (self.last_lba + self.chunk_blocks < self.last_lba) |
-                   (self.start_lba < self.first_lba) | (self.start_lba > self.last_lba),
-                NextValue(self.status, STATUS_ERR_RANGE), NextState("IDLE")
             ).Else(
+                NextState("COMPARE")
+            )
+        )
+        fsm.act("COMPARE",
+            NextValue(step, step + 1),
+            NextValue(diff, sub[:64]),
+            If(borrow,
+                NextValue(self.status, Mux(step == 0, STATUS_ERR_ORDER, STATUS_ERR_RANGE)),
+                NextState("IDLE")
+            ).Elif((step == 0) & misaligned,
+                NextValue(self.status, STATUS_ERR_ALIGN), NextState("IDLE")
+            ).Elif(step == len(steps) - 1,
                 NextState("ROWS")
             )
         )
