@@ -6,7 +6,7 @@
 """The LiteX BIOS console, driven by a program: one driver, several byte transports.
 
     transport (bytes in/out) --> Console: prompt matching, command echo removal, ANSI stripping,
-                                 per-command timeout, RESULT lines, a callback per output line
+                                 per-command timeout (whole command or without output), RESULT lines, a callback per output line
 
 Transports: ``PipeTransport`` (a process's stdin/stdout: the Verilator simulation, see
 ``targets/sim.py``'s ``SimSession``) and ``SerialTransport`` (a board's UART through pyserial: a
@@ -150,10 +150,12 @@ class Console:
                 self.echo(text(chunk))
         return chunk
 
-    def wait_prompt(self, timeout, what, on_line=None, start=None):
+    def wait_prompt(self, timeout, what, on_line=None, start=None, idle=False):
         """Read until a prompt after ``self.pos``; returns (and sets) the position after it.
 
-        ``on_line(str)`` is called with every complete output line from ``start`` on, as it arrives."""
+        ``on_line(str)`` is called with every complete output line from ``start`` on, as it arrives.
+        ``idle``: ``timeout`` bounds the time without console output instead of the whole wait (a
+        command that keeps a live progress line runs as long as it prints)."""
         deadline = time.time() + timeout
         line_pos = self.pos if start is None else start
         while True:
@@ -174,9 +176,10 @@ class Console:
                 return self.pos
             remaining = deadline - time.time()
             if remaining <= 0:
-                raise self.error(f"timeout: no prompt after {timeout:g} s waiting for {what}; "
-                    f"console tail:\n{self._tail()}")
-            self._read(min(remaining, 0.5))
+                why = f"no console output for {timeout:g} s" if idle else f"no prompt after {timeout:g} s"
+                raise self.error(f"timeout: {why} waiting for {what}; console tail:\n{self._tail()}")
+            if self._read(min(remaining, 0.5)) and idle:
+                deadline = time.time() + timeout
 
     def sync(self, timeout=10, tries=3):
         """Find the prompt of a console already running (a board): type Enter until it answers."""
@@ -189,8 +192,11 @@ class Console:
                 if i == tries - 1:
                     raise
 
-    def cmd(self, command, timeout=300, on_line=None):
-        """Type a command, wait for the next prompt, return its output (without the echo)."""
+    def cmd(self, command, timeout=300, on_line=None, idle=False):
+        """Type a command, wait for the next prompt, return its output (without the echo).
+
+        ``timeout``: seconds for the whole command, or without output with ``idle`` (see
+        ``wait_prompt``)."""
         if len(command) > BIOS_LINE_MAX:
             raise self.error(f"{command!r}: {len(command)} characters, the BIOS command line holds "
                 f"{BIOS_LINE_MAX} (LiteX's readline buffer); set options with rec_set first")
@@ -207,7 +213,7 @@ class Console:
                 if line.strip() == echo or PROMPT_TEXT_RE.sub("", line).strip() == echo:
                     return
             on_line(line)
-        self.wait_prompt(timeout, repr(command), lines if on_line else None, start)
+        self.wait_prompt(timeout, repr(command), lines if on_line else None, start, idle)
         out = PROMPT_TEXT_RE.sub("", text(self.buf[start:self.pos]))
         out_lines = out.split("\n")
         if out_lines and out_lines[0].strip() == command.strip():
@@ -234,8 +240,8 @@ class SerialSession:
             raise ConsoleError(f"{url}: no `litex>` prompt within {sync_timeout:g} s after Enter (is "
                 f"the board at the BIOS prompt, the baud rate {baud} right?)") from None
 
-    def cmd(self, command, timeout=300, on_line=None):
-        return self.console_.cmd(command, timeout, on_line)
+    def cmd(self, command, timeout=300, on_line=None, idle=False):
+        return self.console_.cmd(command, timeout, on_line, idle)
 
     def console(self):
         return self.console_.console()

@@ -448,11 +448,12 @@ class SimSession:
 
     text = staticmethod(console_text)
 
-    def cmd(self, command, timeout=300, on_line=None):
+    def cmd(self, command, timeout=300, on_line=None, idle=False):
         """Type a command, wait for the next prompt, return its output (without the echo).
 
-        ``on_line(str)``: called with each output line as it arrives (progress display)."""
-        return self.con.cmd(command, timeout, on_line)
+        ``on_line(str)``: called with each output line as it arrives (progress display); ``idle``:
+        ``timeout`` bounds the wall time without console output, not the whole command."""
+        return self.con.cmd(command, timeout, on_line, idle)
 
     def console(self):
         return self.con.console()
@@ -585,7 +586,9 @@ def main(argv=None):
     parser.add_argument("--run",          metavar="CMDS",
         help="Boot, type these BIOS commands (separated by ';'), print the console and exit.")
     parser.add_argument("--timeout",      type=float, default=300,
-        help="Wall-clock timeout (s) per command in --run mode (default: %(default)s).")
+        help="Wall-clock seconds a command in --run mode may go without console output before it "
+             "is given up (default: %(default)s; a command with a live progress line, such as "
+             "rec_wait, runs as long as it prints).")
     parser.add_argument("--boot-timeout", type=float, default=120,
         help="Wall-clock timeout (s) to reach the BIOS prompt (default: %(default)s).")
     parser.add_argument("--output-dir",   default=os.path.join(ROOT, "build", "sim"),
@@ -658,7 +661,7 @@ def main(argv=None):
         with SimSession(build, name="cli", devices=devices, boot_timeout=args.boot_timeout,
             echo=echo, simio=simio) as s:
             for c in split_commands(args.run):
-                s.cmd(c, timeout=args.timeout)
+                s.cmd(c, timeout=args.timeout, idle=True)
             s.echo = None
             print("\n" + s.speed_line(s.speed()), flush=True)
             print(f"\n[sim] {len(split_commands(args.run))} command(s) done in "

@@ -148,6 +148,56 @@ def test_console_timeout_and_no_prompt(tmp_path):
     finally:
         bios.close()
 
+class LiveLineTransport:
+    """A BIOS command that keeps a live line: after the command is typed, its echo, then a
+    ``\\r``-updated progress line every ``every`` s for ``lines`` updates, then the result and the
+    prompt (times from the moment the command was typed)."""
+    def __init__(self, every, lines):
+        self.script = []
+        self.every, self.lines = every, lines
+
+    def write(self, data):
+        t = time.time()
+        cmd = data.decode().rstrip("\r")
+        self.script = [(t, cmd.encode() + b"\r\n")]
+        self.script += [(t + (i + 1)*self.every, f"\rrec: {i + 1} MiB written".encode())
+            for i in range(self.lines)]
+        self.script += [(t + (self.lines + 1)*self.every, b"\r\nRESULT name=rec_status state=done\r\n" + PROMPT)]
+
+    def read(self, timeout):
+        if not self.script:
+            time.sleep(timeout)
+            return b""
+        wait = self.script[0][0] - time.time()
+        if wait > timeout:
+            time.sleep(timeout)
+            return b""
+        time.sleep(max(wait, 0))
+        return self.script.pop(0)[1]
+
+    def close(self):
+        pass
+
+@pytest.mark.unit
+def test_console_idle_timeout_lets_a_live_line_run_and_stops_a_silent_command():
+    # 8 progress updates 0.25 s apart (2.25 s in all): longer than the 1 s timeout.
+    c = con.Console(LiveLineTransport(every=0.25, lines=8))
+    out = c.cmd("rec_wait", timeout=1, idle=True)
+    assert out.rstrip("\n").split("\n")[-1] == "RESULT name=rec_status state=done"
+    assert "rec: 8 MiB written" in out
+    # The whole-command bound gives up after 1 s of the same command.
+    c = con.Console(LiveLineTransport(every=0.25, lines=8))
+    t0 = time.time()
+    with pytest.raises(con.ConsoleError, match="no prompt after 1 s waiting for 'rec_wait'"):
+        c.cmd("rec_wait", timeout=1)
+    assert time.time() - t0 < 1.8
+    # Without output for longer than the timeout, the idle bound gives up too.
+    c = con.Console(LiveLineTransport(every=0.6, lines=3))
+    t0 = time.time()
+    with pytest.raises(con.ConsoleError, match="no console output for 0.4 s waiting for 'rec_wait'"):
+        c.cmd("rec_wait", timeout=0.4, idle=True)
+    assert time.time() - t0 < 1.0
+
 # CSV ----------------------------------------------------------------------------------------------
 
 CONFIG = dict(transport="sim", profile="seed-ssd1", ssds=1, dram="sim", date="2026-11-25T06:00:00+00:00",
