@@ -74,21 +74,28 @@ class _RegionCheck(LiteXModule):
             (self.chunk_blocks - 1)[:32]) != 0)
 
         # The comparisons, one per cycle: a - b on 65 bits, a borrow is the fault. Step 1 leaves
-        # nsze - last in ``diff`` for step 2; the last step leaves last - first for ROWS.
+        # nsze - last in ``diff`` for step 2; the last step leaves last - first for ROWS. Each
+        # operand is one of four (a 4:1 multiplexer per bit).
         step   = Signal(3)
+        a_sel  = Signal(2)
+        b_sel  = Signal(2)
         a, b   = Signal(64), Signal(64)
         sub    = Signal(65)
         borrow = Signal()
+        A_LAST, A_NSZE, A_DIFF, A_START = range(4)
+        B_FIRST, B_LAST, B_CB, B_START  = range(4)
         steps  = [
-            (self.last_lba,  self.first_lba),      # 0 ORDER: first <= last.
-            (self.nsze,      self.last_lba),       # 1 RANGE: last <= nsze ...
-            (diff,           self.chunk_blocks),   # 2 RANGE: ... and last + chunk_blocks <= nsze.
-            (self.start_lba, self.first_lba),      # 3 RANGE: first <= start ...
-            (self.last_lba,  self.start_lba),      # 4 RANGE: ... <= last.
-            (self.last_lba,  self.first_lba),      # 5 rows - 1 (in chunk_blocks units, shifted below).
+            (A_LAST,  B_FIRST),     # 0 ORDER: first <= last.
+            (A_NSZE,  B_LAST),      # 1 RANGE: last <= nsze ...
+            (A_DIFF,  B_CB),        # 2 RANGE: ... and last + chunk_blocks <= nsze.
+            (A_START, B_FIRST),     # 3 RANGE: first <= start ...
+            (A_LAST,  B_START),     # 4 RANGE: ... <= last.
+            (A_LAST,  B_FIRST),     # 5 rows - 1 (in chunk_blocks units, shifted below).
         ]
         self.comb += [
-            Case(step, {i: [a.eq(x), b.eq(y)] for i, (x, y) in enumerate(steps)}),
+            Case(step, {i: [a_sel.eq(x), b_sel.eq(y)] for i, (x, y) in enumerate(steps)}),
+            a.eq(Array([self.last_lba, self.nsze, diff, self.start_lba])[a_sel]),
+            b.eq(Array([self.first_lba, self.last_lba, self.chunk_blocks, self.start_lba])[b_sel]),
             sub.eq(Cat(a, C(0, 1)) - Cat(b, C(0, 1))),
             borrow.eq(sub[64]),
         ]
