@@ -6,7 +6,8 @@
 """The LiteX BIOS console, driven by a program: one driver, several byte transports.
 
     transport (bytes in/out) --> Console: prompt matching, command echo removal, ANSI stripping,
-                                 per-command timeout (whole command or without output), RESULT lines, a callback per output line
+                                 per-command timeout (whole command or without output),
+                                 RESULT lines, a callback per output line
 
 Transports: ``PipeTransport`` (a process's stdin/stdout: the Verilator simulation, see
 ``targets/sim.py``'s ``SimSession``) and ``SerialTransport`` (a board's UART through pyserial: a
