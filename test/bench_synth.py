@@ -20,8 +20,16 @@ Blocks (each elaborated to Verilog as its own top with ``litex.gen.fhdl.verilog.
   bench     NVMeHost with the request generator and statistics (the simulation SoC's, nvme_bench),
             for comparison; not part of the datapath.
   recorder  RecorderCore on two LiteDRAM native port stand-ins (write, read; 512-bit), 1 port,
-            256 slots. Independent of the PCIe width: synthesized once, named by its 512-bit word.
+            4096 slots (RECORDER_SLOTS). Independent of the PCIe width: synthesized once, named by
+            its 512-bit word.
   datapath  rc + windows + nvme + recorder of one SSD port, connected as in soc/recorder.py.
+
+The SoCs' test infrastructure, not part of the datapath (a build with only user streams has no
+``teststreams``):
+
+  teststreams  TestStreams (pattern source + checker) with the 512-bit record/replay ports
+               add_recorder() gives them.
+  drampat      DRAMPatternEngine (rec_fill/rec_check at DRAM speed) on two 512-bit ports.
 
 No CSR banks: the signals the cores' ``add_csr()`` would connect (configuration, control pulses,
 status, counters) are top-level IOs instead, as are the stream Endpoints at the design boundary,
@@ -278,6 +286,27 @@ def build_recorder(dw):
     ios += flat([m.rec.req, m.rec.cpl])
     return m, ios, f"RecorderCore n_ports=1 slots={RECORDER_SLOTS}, {DRAM_PORT_WIDTH}-bit LiteDRAM ports"
 
+def build_teststreams(dw):
+    from literecorder.cores.recorder.pattern import TestStreams
+    from literecorder.cores.recorder.stream import RecordPort, ReplayPort
+    m = LiteXModule()
+    m.streams = streams = TestStreams(DRAM_PORT_WIDTH)
+    # As add_recorder() attaches them: a record port and a replay port in sys at the ring width.
+    m.rec_port  = RecordPort(DRAM_PORT_WIDTH, DRAM_PORT_WIDTH, "sys", depth=32)
+    m.play_port = ReplayPort(DRAM_PORT_WIDTH, DRAM_PORT_WIDTH, "sys")
+    m.comb += [streams.source.connect(m.rec_port.sink), m.play_port.source.connect(streams.sink)]
+    ios  = public_ios(streams.gen, skip=("source",)) + public_ios(streams.check, skip=("sink",))
+    ios += flat([m.rec_port.source, m.play_port.sink]) + [m.rec_port.drop, m.rec_port.clear]
+    return m, ios, f"TestStreams (pattern source + checker) with their {DRAM_PORT_WIDTH}-bit record/replay ports"
+
+def build_drampat(dw):
+    from literecorder.cores.recorder.pattern import DRAMPatternEngine
+    m = LiteXModule()
+    wr, rd = dram_port("write"), dram_port("read")
+    m.drampat = DRAMPatternEngine(wr, rd)
+    ios = dram_port_ios(wr) + dram_port_ios(rd) + public_ios(m.drampat, skip=("writer", "reader"))
+    return m, ios, f"DRAMPatternEngine (fill/check a DRAM region), {DRAM_PORT_WIDTH}-bit LiteDRAM ports"
+
 def build_datapath(dw):
     m = LiteXModule()
     m.rc, ios = _rc(dw)
@@ -297,6 +326,9 @@ BLOCKS = {
     "bench":    (build_bench,    True),
     "recorder": (build_recorder, False),
     "datapath": (build_datapath, True),
+    # Test infrastructure of the SoCs (rec_record/rec_replay, the DRAM bound): not in the datapath.
+    "teststreams": (build_teststreams, False),
+    "drampat":     (build_drampat,     False),
 }
 DATAPATH_BLOCKS = ["rc", "windows", "nvme", "recorder"]
 

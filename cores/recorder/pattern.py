@@ -39,15 +39,30 @@ def pattern_word(seed, index):
 
 def pattern_beat(seed, index, data_width):
     """(data, statements): beat ``index`` of ``data_width`` bits = pattern words
-    ``index*n .. index*n + n-1`` (n = data_width/32, word l in bits 32l..32l+31)."""
-    nw    = data_width//32
+    ``index*n .. index*n + n-1`` (n = data_width/32, word l in bits 32l..32l+31).
+
+    Built from the linearity of ``xs(xs(.))`` over GF(2) instead of n whole words: with
+    ``k = log2(n)``, ``seed = sh*2^k + sl`` and ``H = sh + index`` (mod 2^(32-k)), word l is
+    ``M((H + c)*2^k + L)`` with ``sl + l = c*2^k + L``; the two parts have no bit in common, so it
+    is ``M(H*2^k) ^ M(L)`` or ``M((H+1)*2^k) ^ M(L)`` (``M = xs(xs(.))``). Two whole words per beat,
+    then per lane and bit a function of ``sl`` and those two bits (one LUT6 up to 512 bits)."""
+    nw = data_width//32
+    if nw == 1:
+        return pattern_word(seed, index)
+    k     = log2_int(nw)
     data  = Signal(data_width)
-    stmts = []
+    h     = Signal(32 - k)
+    stmts = [h.eq(seed[k:] + index)]
+    p0, s0 = pattern_word(0, Cat(Constant(0, k), h))        # M(H*2^k)
+    p1, s1 = pattern_word(0, Cat(Constant(0, k), h + 1))    # M((H+1)*2^k)
+    stmts += s0 + s1
     for l in range(nw):
-        widx = Cat(Constant(l, log2_int(nw)), index) if nw > 1 else index
-        w, s = pattern_word(seed, widx)
-        stmts += s
-        stmts.append(data[32*l:32*(l+1)].eq(w))
+        low = Signal(k + 1)                                  # sl + l = c*2^k + L
+        ml, sm = pattern_word(0, low[:k])                    # M(L)
+        stmts += sm + [
+            low.eq(seed[:k] + l),
+            data[32*l:32*(l+1)].eq(Mux(low[k], p1, p0) ^ ml),
+        ]
     return data, stmts
 
 def pattern_word_py(seed, i):
@@ -284,10 +299,9 @@ class DRAMPatternEngine(LiteXModule):
         check_idx  = Signal(32 - log2_int(wbyte))   # Next word to compare.
         self.comb += words.eq(self.length[log2_int(wbyte):])
 
-        # Pattern of a port word (index = word * nw + lane).
-        fill_data, s = pattern_beat(self.seed, issue_idx, dw)
-        self.comb += s
-        exp_data, s = pattern_beat(self.seed, check_idx, dw)
+        # Pattern of a port word (index = word * nw + lane): one generator, for the word written
+        # (fill) or the word compared (check).
+        pat_data, s = pattern_beat(self.seed, Mux(self.check, check_idx, issue_idx), dw)
         self.comb += s
 
         running = Signal()
@@ -306,7 +320,7 @@ class DRAMPatternEngine(LiteXModule):
         self.comb += [
             writer.sink.valid.eq(running & ~self.check & (issue_idx != words)),
             writer.sink.address.eq(base_word + issue_idx),
-            writer.sink.data.eq(fill_data),
+            writer.sink.data.eq(pat_data),
             reader.sink.valid.eq(running & self.check & (issue_idx != words)),
             reader.sink.address.eq(base_word + issue_idx),
             reader.source.ready.eq(1),
@@ -319,7 +333,7 @@ class DRAMPatternEngine(LiteXModule):
         ]
         # Check: compare the returned words in order.
         diff  = Signal(nw)
-        self.comb += [diff[l].eq(reader.source.data[32*l:32*(l+1)] != exp_data[32*l:32*(l+1)])
+        self.comb += [diff[l].eq(reader.source.data[32*l:32*(l+1)] != pat_data[32*l:32*(l+1)])
             for l in range(nw)]
         ndiff = Signal(max=nw + 1)
         self.comb += ndiff.eq(sum(diff[l] for l in range(nw)))
