@@ -185,11 +185,9 @@ class LiteRecorderSoC(SoCCore):
 
         # DRAM test-pattern engine (fills/checks buffers at DRAM speed) ----------------------------
         from literecorder.cores.recorder.pattern import DRAMPatternEngine
-        self.drampat = DRAMPatternEngine(
-            wr_port = self.sdram.crossbar.get_port(mode="write"),
-            rd_port = self.sdram.crossbar.get_port(mode="read"))
+        self.drampat = DRAMPatternEngine(self.sdram.crossbar.get_port(mode="both"))
         self.drampat.add_csr()
-        self.add_constant("DRAMPAT_WORD_BYTES", self.drampat.writer.port.data_width//8)
+        self.add_constant("DRAMPAT_WORD_BYTES", self.drampat.port.data_width//8)
 
         # PCIe root ports, one SSD each ------------------------------------------------------------
         self.pcie_phys = []

@@ -29,7 +29,7 @@ The SoCs' test infrastructure, not part of the datapath (a build with only user 
 
   teststreams  TestStreams (pattern source + checker) with the 512-bit record/replay ports
                add_recorder() gives them.
-  drampat      DRAMPatternEngine (rec_fill/rec_check at DRAM speed) on two 512-bit ports.
+  drampat      DRAMPatternEngine (rec_fill/rec_check at DRAM speed) on a 512-bit read-write port.
 
 No CSR banks: the signals the cores' ``add_csr()`` would connect (configuration, control pulses,
 status, counters) are top-level IOs instead, as are the stream Endpoints at the design boundary,
@@ -302,10 +302,10 @@ def build_teststreams(dw):
 def build_drampat(dw):
     from literecorder.cores.recorder.pattern import DRAMPatternEngine
     m = LiteXModule()
-    wr, rd = dram_port("write"), dram_port("read")
-    m.drampat = DRAMPatternEngine(wr, rd)
-    ios = dram_port_ios(wr) + dram_port_ios(rd) + public_ios(m.drampat, skip=("writer", "reader"))
-    return m, ios, f"DRAMPatternEngine (fill/check a DRAM region), {DRAM_PORT_WIDTH}-bit LiteDRAM ports"
+    port = dram_port("both")
+    m.drampat = DRAMPatternEngine(port)
+    ios = dram_port_ios(port) + public_ios(m.drampat, skip=("port",))
+    return m, ios, f"DRAMPatternEngine (fill/check a DRAM region), {DRAM_PORT_WIDTH}-bit LiteDRAM port"
 
 def build_datapath(dw):
     m = LiteXModule()

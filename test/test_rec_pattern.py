@@ -6,7 +6,7 @@
 """The test pattern in logic (cores/recorder/pattern.py) against its definition in Python, word for
 word: ``pattern_beat`` (built from two whole words per beat, see its docstring) at every stream
 width, on seeds whose low bits carry into the next word and on indices where the word count wraps;
-the DRAM pattern engine (one generator for fill and check) on LiteDRAM port models."""
+the DRAM pattern engine (one generator for fill and check, no FIFO) on a LiteDRAM port model."""
 
 import random
 
@@ -62,51 +62,49 @@ def test_pattern_beat_is_the_pattern_word_for_word(data_width):
 # DRAM pattern engine ---------------------------------------------------------------------------------
 
 class _DRAM:
-    """A LiteDRAM native port pair on a Python dict: writes with their byte enables, reads answered
-    in order after a few cycles, ``ready`` withheld at random (seeded)."""
-    def __init__(self, wr, rd, seed):
-        self.wr, self.rd = wr, rd
+    """A LiteDRAM read-write native port on a Python dict, as LiteDRAM drives it: commands taken at
+    random (seeded), the write data of a write taken a few cycles after its command (``wdata.ready``,
+    in command order; LiteDRAM does not wait for ``wdata.valid``), read data returned in order a few
+    cycles after the command without waiting for ``rdata.ready``."""
+    def __init__(self, port, seed):
+        self.port = port
         self.mem  = {}
         self.rng  = random.Random(seed)
+        self.late = []      # Protocol errors seen: (what, cycle).
 
     @passive
-    def writer(self):
-        wr, adrs = self.wr, []
+    def run(self):
+        port, writes, reads, cycle = self.port, [], [], 0
         while True:
             ready = self.rng.random() < 0.7
-            yield wr.cmd.ready.eq(ready)
-            yield wr.wdata.ready.eq(len(adrs) > 0)
+            wtake = bool(writes) and writes[0][0] <= 0 and self.rng.random() < 0.8
+            rgive = bool(reads) and reads[0][0] <= 0
+            yield port.cmd.ready.eq(ready)
+            yield port.wdata.ready.eq(wtake)
+            yield port.rdata.valid.eq(rgive)
+            if rgive:
+                yield port.rdata.data.eq(self.mem.get(reads[0][1], 0))
             yield
-            if adrs and (yield wr.wdata.valid):
-                self.mem[adrs.pop(0)] = yield wr.wdata.data
-            if ready and (yield wr.cmd.valid):
-                assert (yield wr.cmd.we)
-                adrs.append((yield wr.cmd.addr))
-
-    @passive
-    def reader(self):
-        rd, pending = self.rd, []
-        while True:
-            ready = self.rng.random() < 0.7
-            yield rd.cmd.ready.eq(ready)
-            yield rd.rdata.valid.eq(0)
-            if pending and pending[0][0] <= 0:
-                yield rd.rdata.valid.eq(1)
-                yield rd.rdata.data.eq(self.mem.get(pending[0][1], 0))
-            yield
-            if ready and (yield rd.cmd.valid):
-                pending.append([3, (yield rd.cmd.addr)])
-            if pending and pending[0][0] <= 0 and (yield rd.rdata.ready):
-                pending.pop(0)
-            for p in pending:
-                p[0] -= 1
+            if wtake:
+                if not (yield port.wdata.valid):
+                    self.late.append(("wdata not valid when taken", cycle))
+                self.mem[writes.pop(0)[1]] = yield port.wdata.data
+            if rgive:
+                if not (yield port.rdata.ready):
+                    self.late.append(("rdata not ready", cycle))
+                reads.pop(0)
+            if ready and (yield port.cmd.valid):
+                adr = yield port.cmd.addr
+                (writes if (yield port.cmd.we) else reads).append([self.rng.randrange(1, 5), adr])
+            for q in writes + reads:
+                q[0] -= 1
+            cycle += 1
 
 @pytest.mark.parametrize("seed", [0, 13, 2**32 - 3])
 def test_dram_engine_fills_the_pattern_and_checks_it_with_one_generator(seed):
-    wr = LiteDRAMNativePort("write", address_width=16, data_width=256)
-    rd = LiteDRAMNativePort("read",  address_width=16, data_width=256)
-    dut  = DRAMPatternEngine(wr, rd, fifo_depth=8)
-    dram = _DRAM(wr, rd, seed)
+    port = LiteDRAMNativePort("both", address_width=16, data_width=256)
+    dut  = DRAMPatternEngine(port)
+    dram = _DRAM(port, seed)
     base, words = 0x40*32, 24           # byte offset, 256-bit words
     out = {}
     def run_engine(check):
@@ -126,16 +124,19 @@ def test_dram_engine_fills_the_pattern_and_checks_it_with_one_generator(seed):
         return (yield dut.errors), (yield dut.first_error)
     def control():
         yield from run_engine(0)
-        for _ in range(10):              # The writes still in the port model.
-            yield
         out["mem"] = dict(dram.mem)
         out["clean"] = yield from run_engine(1)
         # Corrupt word 5, lane 3 (bytes 5*32 + 12): one error at that byte offset.
         dram.mem[base//32 + 5] ^= 0xff << 96
         out["corrupt"] = yield from run_engine(1)
-    run_simulation(dut, [control(), dram.writer(), dram.reader()])
+    run_simulation(dut, [control(), dram.run()])
+    assert dram.late == []
     assert sorted(out["mem"]) == list(range(base//32, base//32 + words))
     for w in range(words):
         assert out["mem"][base//32 + w] == expected_beat(seed, w, 256), w
     assert out["clean"] == (0, 0)
     assert out["corrupt"] == (1, 5*32 + 12)
+
+def test_dram_engine_needs_a_read_write_port():
+    with pytest.raises(ValueError, match="read-write .'both'. port is needed, not 'write'"):
+        DRAMPatternEngine(LiteDRAMNativePort("write", address_width=16, data_width=256))

@@ -18,7 +18,6 @@ from litex.gen import *
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import *
 
-from litedram.frontend.dma import LiteDRAMDMAReader, LiteDRAMDMAWriter
 
 # Pattern ------------------------------------------------------------------------------------------
 
@@ -267,19 +266,26 @@ class TestStreams(LiteXModule):
 
 class DRAMPatternEngine(LiteXModule):
     """Fills or checks ``length`` bytes of DRAM at ``base`` (both multiples of the port width) with
-    the pattern, one port word per cycle (LiteDRAM permitting).
+    the pattern, one port word per cycle (LiteDRAM permitting), on one LiteDRAM native port.
+
+    No FIFO: the pattern is a function of the word index, so a word is computed when LiteDRAM takes
+    its write data (``wdata``, in command order) or returns its read data (``rdata``, in order,
+    compared as it arrives: the engine never holds ``rdata`` back). One pattern generator serves
+    both, indexed by the word being written (fill) or compared (check).
 
     Parameters
     ----------
-    wr_port, rd_port : LiteDRAMNativePort
-        Write and read ports (``crossbar.get_port(mode="write")`` / ``mode="read"``).
+    port : LiteDRAMNativePort
+        A read-write port (``crossbar.get_port(mode="both")``).
     """
-    def __init__(self, wr_port, rd_port, fifo_depth=32):
-        if wr_port.data_width != rd_port.data_width:
-            raise ValueError("DRAMPatternEngine: the write and read ports must have the same width")
-        dw    = wr_port.data_width
+    def __init__(self, port):
+        if port.mode != "both":
+            raise ValueError(f"DRAMPatternEngine: a read-write ('both') port is needed, not {port.mode!r}")
+        dw    = port.data_width
         nw    = dw//32
         wbyte = dw//8
+        sh    = log2_int(wbyte)
+        self.port   = port
         self.start  = Signal()
         self.check  = Signal()          # 0: fill, 1: check.
         self.base   = Signal(32)        # Byte address in the port's address space.
@@ -291,64 +297,60 @@ class DRAMPatternEngine(LiteXModule):
 
         # # #
 
-        self.writer = writer = LiteDRAMDMAWriter(wr_port, fifo_depth=fifo_depth)
-        self.reader = reader = LiteDRAMDMAReader(rd_port, fifo_depth=fifo_depth, fifo_buffered=True)
+        words    = Signal(32 - sh)      # Port words in the region.
+        cmd_idx  = Signal(32 - sh)      # Next word to command (write or read).
+        data_idx = Signal(32 - sh)      # Next word whose write data or read data is due.
+        self.comb += words.eq(self.length[sh:])
 
-        words      = Signal(32 - log2_int(wbyte))   # Port words in the region.
-        issue_idx  = Signal(32 - log2_int(wbyte))   # Next word to write / read.
-        check_idx  = Signal(32 - log2_int(wbyte))   # Next word to compare.
-        self.comb += words.eq(self.length[log2_int(wbyte):])
-
-        # Pattern of a port word (index = word * nw + lane): one generator, for the word written
-        # (fill) or the word compared (check).
-        pat_data, s = pattern_beat(self.seed, Mux(self.check, check_idx, issue_idx), dw)
+        # Pattern of the word due (index = word * nw + lane).
+        pat, s = pattern_beat(self.seed, data_idx, dw)
         self.comb += s
 
         running = Signal()
         self.comb += self.busy.eq(running)
-        self.sync += If(self.start,
-            running.eq(self.length[log2_int(wbyte):] != 0),
-            issue_idx.eq(0),
-            check_idx.eq(0),
-            self.errors.eq(0),
-            self.first_error.eq(0),
-        )
 
-        base_word = Signal(32 - log2_int(wbyte))
-        self.comb += base_word.eq(self.base[log2_int(wbyte):])
-        # Fill: write words, done when the writer's FIFO has drained.
+        # Commands: one per word, writes (fill) or reads (check).
         self.comb += [
-            writer.sink.valid.eq(running & ~self.check & (issue_idx != words)),
-            writer.sink.address.eq(base_word + issue_idx),
-            writer.sink.data.eq(pat_data),
-            reader.sink.valid.eq(running & self.check & (issue_idx != words)),
-            reader.sink.address.eq(base_word + issue_idx),
-            reader.source.ready.eq(1),
-        ]
-        self.sync += [
-            If((writer.sink.valid & writer.sink.ready) | (reader.sink.valid & reader.sink.ready),
-                issue_idx.eq(issue_idx + 1)),
-            If(running & ~self.check & (issue_idx == words) & ~writer.fifo.source.valid,
-                running.eq(0)),
+            port.cmd.valid.eq(running & (cmd_idx != words)),
+            port.cmd.we.eq(~self.check),
+            port.cmd.addr.eq(self.base[sh:] + cmd_idx),
+            port.cmd.last.eq(1),
+            port.wdata.valid.eq(running & ~self.check & (data_idx != cmd_idx)),
+            port.wdata.data.eq(pat),
+            port.wdata.we.eq(2**wbyte - 1),
+            port.rdata.ready.eq(1),
         ]
         # Check: compare the returned words in order.
         diff  = Signal(nw)
-        self.comb += [diff[l].eq(reader.source.data[32*l:32*(l+1)] != pat_data[32*l:32*(l+1)])
+        self.comb += [diff[l].eq(port.rdata.data[32*l:32*(l+1)] != pat[32*l:32*(l+1)])
             for l in range(nw)]
         ndiff = Signal(max=nw + 1)
         self.comb += ndiff.eq(sum(diff[l] for l in range(nw)))
         first_lane = Signal(max=max(nw, 2))
         for l in reversed(range(nw)):
             self.comb += If(diff[l], first_lane.eq(l))
-        self.sync += If(reader.source.valid,
-            check_idx.eq(check_idx + 1),
-            If(diff != 0,
-                If(self.errors == 0,
-                    self.first_error.eq(Cat(Constant(0, 2), first_lane, check_idx))),
-                self.errors.eq(self.errors + ndiff),
+        data_done = Signal()
+        self.comb += data_done.eq(Mux(self.check, port.rdata.valid, port.wdata.valid & port.wdata.ready))
+        self.sync += [
+            If(self.start,
+                running.eq(words != 0),
+                cmd_idx.eq(0),
+                data_idx.eq(0),
+                self.errors.eq(0),
+                self.first_error.eq(0),
+            ).Elif(running,
+                If(port.cmd.valid & port.cmd.ready, cmd_idx.eq(cmd_idx + 1)),
+                If(data_done,
+                    data_idx.eq(data_idx + 1),
+                    If(data_idx + 1 == words, running.eq(0)),
+                ),
+                If(self.check & port.rdata.valid & (diff != 0),
+                    If(self.errors == 0,
+                        self.first_error.eq(Cat(Constant(0, 2), first_lane, data_idx))),
+                    self.errors.eq(self.errors + ndiff),
+                ),
             ),
-            If(check_idx + 1 == words, running.eq(0)),
-        )
+        ]
 
     def add_csr(self):
         self._ctrl = CSRStorage(description="Fill or check a DRAM region with the test pattern.", fields=[
