@@ -16,7 +16,7 @@ import pytest
 
 from conftest import result
 
-BUILD = dict(n_ssds=2, dram="kcu105")
+BUILD = dict(n_ssds=2, dram="kcu105", pgo=True)
 
 @pytest.fixture(scope="module")
 def sim(request):
