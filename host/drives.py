@@ -20,8 +20,9 @@ class SetError(Exception):
 class Drive:
     """A raw device, drive image or namespace file, opened read-only (``writable`` to change it).
 
-    Reads beyond the end of a regular file return zeros (a sparse namespace file or an image
-    shorter than the drive: unwritten LBAs read as zeros, as on a deallocated drive)."""
+    A read beyond the end of the device or file is an error (SetError): an image shorter than the
+    drive is a truncated copy, and the bytes it lacks are not known to be zeros. (A sparse
+    namespace file has the drive's full size: its unwritten LBAs read as zeros.)"""
     def __init__(self, path, writable=False):
         self.path = path
         try:
@@ -47,10 +48,10 @@ class Drive:
         while len(data) < n:
             chunk = os.pread(self.fd, n - len(data), offset + len(data))
             if not chunk:
-                if self.is_device:
-                    raise SetError(f"{self.path}: read beyond the end of the device at byte {offset + len(data)}")
-                data += bytes(n - len(data))
-                break
+                kind = "device" if self.is_device else "file"
+                raise SetError(f"{self.path}: the {kind} ends at byte {self.size}, bytes {offset}.."
+                    f"{offset + n - 1} are needed" + ("" if self.is_device else
+                    ": a truncated image (a copy shorter than the drive)?"))
             data += chunk
         return bytes(data)
 
@@ -83,6 +84,11 @@ class Drive:
                     + "; ".join(str(e).split(": ", 1)[-1] for e in bad))
         elif errors:
             self.header_warnings.append(f"{errors[0]} (copy B used)")
+        if self.header is not None and not self.is_device:
+            drive_bytes = self.header.nsze*self.header.lba_size
+            if self.size < drive_bytes:
+                self.header_warnings.append(f"{self.path}: the image is {self.size} bytes, the drive "
+                    f"{drive_bytes}: a truncated copy? (what lies beyond its end cannot be read)")
         return self.header
 
     def describe(self):
@@ -137,6 +143,11 @@ class DriveSet:
                         continue
                     if e.set_id != self.header.set_id or e.slot != slot:
                         continue       # left over from an earlier format
+                    outside = sorted(set(q for q in e.order if q >= self.size))
+                    if outside:        # CRC-valid but not of this set's geometry.
+                        bad.append(cat.CatalogError(f"{where}: recording {e.id} is striped over drive "
+                            f"position(s) {outside}, the set has {self.size} drive(s) (0-{self.size - 1})"))
+                        continue
                     if best is None or e.seq > best.seq:
                         best, best_path = e, d.path
             if best is not None:

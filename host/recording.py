@@ -98,6 +98,8 @@ def input_offset_map(e):
 
 # SigMF --------------------------------------------------------------------------------------------
 
+SIGMF_DEFAULT_DATATYPE = "ru8"       # A recording without a datatype: bytes.
+
 def sample_size(datatype):
     from sigmf.sigmffile import dtype_info
     return dtype_info(datatype)["sample_size"]
@@ -112,7 +114,7 @@ def write_sigmf(base, data_path, dset, e, gaps, gap_list):
     byte offset, bytes, data offset) as written) and the ring trigger as annotations."""
     from sigmf import SigMFFile
     import literecorder
-    datatype = e.datatype or "ru8"
+    datatype = e.datatype or SIGMF_DEFAULT_DATATYPE
     ss = sample_size(datatype)
     info = {
         "core:datatype": datatype,

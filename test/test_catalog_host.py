@@ -323,6 +323,71 @@ def test_verify_refuses_a_user_stream(two, capsys):
     rc, _, err = run(capsys, "verify", *two.paths, "--id", 2)
     assert rc == 2 and "recording 2 is a user stream" in err
 
+# Refusals that protect the drives and the data ----------------------------------------------------
+
+def _one(tmp_path, n=512 * 1024, seed=9, **kw):
+    img = Image(tmp_path, 1)
+    e = recording(1, 0, [0], 2048, n, seed=seed, **kw)
+    img.put_entry(e)
+    img.put_stream(e, stream(seed, n) + bytes(-n % (64 * 1024)))
+    return img, e
+
+def test_extract_never_writes_over_a_drive_it_reads(tmp_path, capsys):
+    img, e = _one(tmp_path)
+    drive = img.paths[0]
+    before = open(drive, "rb").read()
+    link = tmp_path / "same-drive"
+    os.symlink(drive, link)
+    for out, sigmf in ((drive, False), (link, False), (os.path.splitext(drive)[0], True)):
+        if sigmf:      # FILE.sigmf-data would be new, FILE.sigmf-meta is the drive itself
+            os.rename(drive, str(out) + ".sigmf-meta")
+            drive_now = str(out) + ".sigmf-meta"
+        else:
+            drive_now = drive
+        rc, o, err = run(capsys, "extract", drive_now, "--id", 1, "-o", out, *(["--sigmf"] if sigmf else []))
+        assert rc == 2 and "a drive of the set being read: give another file" in err, err
+        assert open(drive_now, "rb").read() == before
+        if sigmf:
+            os.rename(drive_now, drive)
+    assert listing(capsys, drive)["recordings"][0]["bytes"] == 512 * 1024
+
+def test_a_truncated_image_is_an_error_not_zeros(tmp_path, capsys):
+    img, e = _one(tmp_path)
+    drive = img.paths[0]
+    os.truncate(drive, MiB + 100 * 1024)          # inside the recording (data from LBA 2048 = 1 MiB)
+    rc, o, err = run(capsys, "extract", drive, "--id", 1, "-o", tmp_path / "out")
+    assert rc == 2, err
+    assert f"the file ends at byte {MiB + 100 * 1024}" in err and "truncated image" in err, err
+    assert "the image is 1150976 bytes, the drive 67108864: a truncated copy?" in err
+    rc, o, err = run(capsys, "verify", drive, "--id", 1)
+    assert rc == 2 and "truncated image" in err and "word error" not in o
+    rc, o, err = run(capsys, "info", drive)
+    assert f"file of {MiB + 100 * 1024} bytes" in o and "a truncated copy?" in err
+    os.truncate(drive, 3000)                      # not even a header block
+    rc, o, err = run(capsys, "list", drive)
+    assert rc == 2 and "the file ends at byte 3000, bytes 0..4095 are needed" in err, err
+
+def test_an_entry_striped_beyond_the_set_is_reported_not_a_traceback(tmp_path, capsys):
+    img = Image(tmp_path, 1)
+    e = recording(1, 0, [0, 3], 2048, 256 * 1024, seed=4)
+    img.put_entry(e)
+    rc, o, err = run(capsys, "list", *img.paths)
+    assert rc == 2 and "recording 1 is striped over drive position(s) [3], the set has 1 drive(s)" in err, err
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "x")
+    assert rc == 2 and "no recording with id 1" in err
+
+@pytest.mark.parametrize("nbytes, datatype, size", [(0, "ri16_le", 2), (65539, "ci16_le", 4)])
+def test_sigmf_needs_whole_samples_and_leaves_no_file_behind(tmp_path, capsys, nbytes, datatype, size):
+    (tmp_path / "d").mkdir()
+    img, e = _one(tmp_path / "d", n=nbytes, datatype=datatype)
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "s", "--sigmf")
+    assert rc == 2, err
+    assert (f"recording 1: {nbytes} bytes are not a whole, non-zero number of {datatype} samples "
+        f"({size} bytes each)") in err, err
+    assert sorted(os.listdir(tmp_path)) == ["d"]
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "raw")
+    assert rc == 0 and os.path.getsize(tmp_path / "raw") == nbytes
+
 # Tool structure -----------------------------------------------------------------------------------
 
 def test_subcommand_registry_and_console_script():

@@ -8,8 +8,10 @@ one file of its exact length (a ring recording in time order from its oldest val
 
 import os
 import sys
+import stat
 
 from literecorder.host import common, recording as rd, catalog as cat
+from literecorder.host.drives import SetError
 from literecorder.host.cli import EXIT_OK, EXIT_USAGE
 
 NAME = "extract"
@@ -38,23 +40,50 @@ def output_paths(args):
             base = base[:-len(ext)]
     return base + ".sigmf-data", base
 
+def check_outputs(dset, paths):
+    """Refuses an output that is one of the drives being read, or any block device: extract writes
+    recordings to files, never to a drive."""
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISBLK(st.st_mode):
+            raise SetError(f"output {path} is a block device: extract writes a recording to a file, "
+                "never to a drive")
+        for p in dset.present:
+            d  = dset.drives[p]
+            ds = os.fstat(d.fd)
+            if (st.st_dev, st.st_ino) == (ds.st_dev, ds.st_ino):
+                raise SetError(f"output {path} is {d.path}, a drive of the set being read: give "
+                    "another file")
+
 def run(args):
     dset = common.open_set(args, partial=args.partial)
     common.warn(dset)
     e = dset.find(args.id)
     dset.require_members(e)
-    if args.sigmf and e.datatype:
+    total = rd.output_length(e, args.gaps)
+    if args.sigmf:
+        datatype = e.datatype or rd.SIGMF_DEFAULT_DATATYPE
         try:
-            ss = rd.sample_size(e.datatype)
+            ss = rd.sample_size(datatype)
         except Exception as err:
-            print(f"literec extract: error: recording {e.id}: datatype '{e.datatype}' is not a SigMF datatype ({err})",
+            print(f"literec extract: error: recording {e.id}: datatype '{datatype}' is not a SigMF datatype ({err})",
                 file=sys.stderr)
+            return EXIT_USAGE
+        if total == 0 or total % ss:
+            print(f"literec extract: error: recording {e.id}: {total} bytes "
+                + (f"(--gaps {args.gaps}) " if e.bytes_dropped else "")
+                + f"are not a whole, non-zero number of {datatype} samples ({ss} bytes each): a SigMF "
+                "recording needs that; extract it without --sigmf"
+                + (", or with the other --gaps" if e.bytes_dropped else ""), file=sys.stderr)
             return EXIT_USAGE
     if e.state == cat.STATE_RECORDING:
         print(f"warning: recording {e.id} did not end (state recording: cut by a power loss or a reset): "
             f"extracting its last checkpoint, {e.length} bytes", file=sys.stderr)
     data_path, base = output_paths(args)
-    total = rd.output_length(e, args.gaps)
+    check_outputs(dset, [data_path] + ([base + ".sigmf-meta"] if args.sigmf else []))
     prog = rd.Progress(total, f"recording {e.id}", enabled=args.progress)
     gap_list = []
     written = 0

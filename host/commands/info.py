@@ -19,15 +19,16 @@ def run(args):
     if d.header is None:
         raise drv.SetError(str(d.header_error))
     h = d.header
-    dset = drv.DriveSet([d if p == h.position else None for p in range(h.set_size)], h).load_catalog()
+    dset = drv.DriveSet([d if p == h.position else None for p in range(h.set_size)], h)
+    dset.warnings += d.header_warnings
+    dset.load_catalog()
     live = dset.recordings()
     used_end = h.data_start_lba
     for e in live:
         if h.position in e.order:
             used_end = max(used_end, e.start_lba[h.position] + e.region_blocks[h.position])
     used = sum(e.region_blocks[h.position] for e in live if h.position in e.order)
-    size = d.size if d.is_device else h.nsze*h.lba_size
-    print(f"{d.path}: {'device' if d.is_device else 'file'} of {size} bytes")
+    print(f"{d.path}: {'device' if d.is_device else 'file'} of {d.size} bytes")
     print(f"  drive         : model {h.model or '?'}, serial {h.serial or '?'}")
     print(f"  set           : {h.set_hex} (drive {h.position} of {h.set_size})")
     for p, m in enumerate(h.members):
