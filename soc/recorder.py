@@ -260,6 +260,7 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
     soc.add_constant("RECORDER_SLOTS",      slots)
     soc.add_constant("RECORDER_WORD_BYTES", dw//8)
     soc.add_constant("RECORDER_LOG_DEPTH",  rec.log_depth)
+    soc.add_constant("RECORDER_TRIM_ROWS_MAX", 2**len(rec.trim_rows) - 1)
     soc.add_constant("REC_INPUT_PATTERN",   names_in.index("pattern")  if "pattern" in names_in  else -1)
     soc.add_constant("REC_INPUT_USER",      names_in.index("user")     if "user"    in names_in  else -1)
     soc.add_constant("REC_OUTPUT_CHECKER",  names_out.index("checker") if "checker" in names_out else -1)

@@ -226,3 +226,96 @@ def test_region_check_accepts_a_region_that_ends_at_the_namespace_end():
 ])
 def test_region_check_refuses_with_the_status_of_the_fault(cfg, code):
     assert check(**cfg)["status"] == code
+
+# The whole core: an abort in the cycle a word arrives ---------------------------------------------
+
+class _CoreHarness(Module):
+    """RecorderCore (32-bit ring words, 4 slots, chunks of 4 words) with a LiteDRAM write port that
+    takes everything and one NVMe port that completes each request ``latency`` cycles later."""
+    def __init__(self, latency=6):
+        from litedram.common import LiteDRAMNativePort
+        from literecorder.cores.recorder.core import RecorderCore
+        wr = LiteDRAMNativePort("write", address_width=16, data_width=32)
+        rd = LiteDRAMNativePort("read",  address_width=16, data_width=32)
+        self.submodules.rec = rec = RecorderCore(wr, rd, n_ports=1, slots=4)
+        self.comb += [wr.cmd.ready.eq(1), wr.wdata.ready.eq(1)]
+        # NVMe port: a request completes `latency` cycles after it was taken (one at a time).
+        req, cpl = rec.req[0], rec.cpl[0]
+        count = Signal(8)
+        held  = Signal(16)
+        busy  = Signal()
+        self.comb += [
+            req.ready.eq(~busy),
+            cpl.valid.eq(busy & (count == 0)),
+            cpl.id.eq(held), cpl.final.eq(1), cpl.status.eq(0),
+        ]
+        self.sync += [
+            If(req.valid & req.ready, busy.eq(1), held.eq(req.id), count.eq(latency)),
+            If(busy & (count != 0), count.eq(count - 1)),
+            If(cpl.valid & cpl.ready, busy.eq(0)),
+        ]
+        # Configuration: an until-stop recording of at most 64 chunks from LBA 0, 1 LBA per chunk.
+        self.comb += [
+            rec.direction.eq(DIR_RECORD), rec.mode.eq(MODE_UNTIL_STOP), rec.drop.eq(0),
+            rec.end_on_last.eq(1), rec.ring_slots.eq(4), rec.chunk_words.eq(4), rec.chunk_bytes.eq(16),
+            rec.chunk_blocks.eq(1), rec.first_lba.eq(0), rec.last_lba.eq(63), rec.start_lba.eq(0),
+            rec.nsze.eq(1 << 20), rec.port_mask.eq(1), rec.max_inflight.eq(4),
+        ]
+
+@pytest.mark.parametrize("at_word", [5, 8, 9, 13, 16])
+def test_abort_in_the_cycle_a_word_arrives_counts_every_byte_the_source_gave(at_word):
+    """The source offers a 4-byte word every cycle; the abort comes in the cycle the word
+    ``at_word`` would be taken (a chunk holds 4 words: 8 and 16 start a chunk, 9 and 13 follow one).
+    Every word the recorder took is counted; the partial chunk is dropped, nothing stays buffered."""
+    dut  = _CoreHarness()
+    rec  = dut.rec
+    src  = rec.inputs[0]
+    got  = {}
+    def gen():
+        yield rec.start.eq(1)
+        yield
+        yield rec.start.eq(0)
+        while not (yield rec.running):
+            yield
+        yield src.valid.eq(1)
+        yield src.bytes.eq(4)
+        taken = 0
+        for _ in range(400):
+            yield src.data.eq(taken + 1)
+            if taken == at_word:
+                yield rec.abort.eq(1)
+            yield
+            if (yield rec.abort):
+                yield rec.abort.eq(0)
+                got["taken_in_abort_cycle"] = (yield src.ready)    # sampled after the edge: 0 ok
+                break
+            if (yield src.ready):
+                taken += 1
+        yield src.valid.eq(0)
+        for _ in range(300):
+            if (yield rec.done):
+                break
+            yield
+        got["taken"] = taken
+        for name in ("bytes_in", "kept", "dropped", "drops"):
+            got[name] = yield getattr(rec.acct, name)
+        got["committed"] = yield rec.acct.committed
+        got["status"]    = yield rec.status
+        got["done"]      = yield rec.done
+    # Count the words the source handed over, cycle by cycle.
+    handed = []
+    @passive
+    def monitor():
+        while True:
+            if (yield src.valid) and (yield src.ready):
+                handed.append((yield src.data))
+            yield
+    run_simulation(dut, [gen(), monitor()])
+    assert got["done"] == 1 and got["status"] == STATUS_ABORTED, got
+    n = len(handed)
+    assert handed == list(range(1, n + 1))                  # in order, none twice
+    assert got["bytes_in"] == 4*n, (got, n)
+    assert got["bytes_in"] == got["kept"] + got["dropped"], got
+    chunks = n // 4
+    assert got["committed"] == chunks and got["kept"] == 16*chunks, (got, n)   # nothing buffered
+    assert got["dropped"] == 4*(n % 4) and got["drops"] == (1 if n % 4 else 0), (got, n)

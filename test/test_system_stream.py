@@ -160,7 +160,7 @@ def test_record_from_the_adc_and_replay_to_the_user_output_with_back_pressure(st
 
 @pytest.mark.xdist_group("stream-args")
 def test_bad_start_arguments_are_refused_with_what_is_allowed(start_sim):
-    sim = start_sim(ssd=["--ssd-profile", "ideal", "--ns-size", "1GiB"])
+    sim = start_sim(ssd=["--ssd-profile", "ideal", "--ns-size", "16GiB"])
     init(sim)
     for args, message in [
         ("0 8 input=adc",            "invalid input 'adc'"),
@@ -173,6 +173,13 @@ def test_bad_start_arguments_are_refused_with_what_is_allowed(start_sim):
         ("0 8 trim-ahead=8",         "reaches past the region"),
         ("100 8",                    "not a multiple of the chunk"),
         ("0 8 surplus=some",         "invalid surplus 'some'"),
+        # 65600 rows ahead of a 72000-row ring: more than the recorder's trim distance (16 bits).
+        ("0 ring=9000 trim-ahead=8200", "is more than the recorder trims ahead: 65535 rows of 1 x 128 KiB (8191 MiB)"),
+        # rate x 1e6 x 65536 is beyond 64 bits: refused, not wrapped to a slow rate.
+        ("0 8 rate=281480000",       "rate 281480000 MB/s: 1..12799 MB/s"),
+        ("0 1073741825",             "invalid size '1073741825' MiB: 1..1073741824"),
+        # 64 TiB and more is a size (8 drives of 32 TB are 256 TB): here beyond the namespace.
+        ("0 70000000",               "is outside nvme0's namespace"),
     ]:
         out = sim.cmd(f"rec_start {args}")
         assert message in out and "RESULT name=rec_start" not in out, (args, out)
@@ -180,6 +187,21 @@ def test_bad_start_arguments_are_refused_with_what_is_allowed(start_sim):
                          ("rec_set policy=maybe", "invalid policy 'maybe'"), ("rec_set color=red", "unknown option 'color'"), ("play_start 0 8 output=dac", "invalid output 'dac'"),
                          ("rec_wait 0", "invalid timeout '0'")]:
         assert message in sim.cmd(cmd), cmd
+
+@pytest.mark.xdist_group("stream-args")
+def test_rec_raw_is_refused_while_a_recording_runs_and_the_recording_goes_on(start_sim):
+    sim = start_sim(ssd=["--ssd-profile", "ideal", "--ns-size", "1GiB"])
+    init(sim)
+    assert "RESULT name=rec_start" in sim.cmd("rec_start 0 8 input=pattern rate=100 seed=77")
+    out = sim.cmd("rec_raw record 0 256 chunks=1")
+    assert "the recorder is busy" in out and "RESULT name=rec_raw" not in out, out
+    assert status(sim)["state"] == "running"
+    sim.cmd("rec_stop")
+    wait(sim)
+    st = status(sim)
+    assert st["status"] == 2 and st["bytes_kept"] > 0, st              # stopped, as asked
+    check_balance(st)
+    assert read_ns(sim, 0, st["bytes_kept"]) == pattern_bytes(77, st["bytes_kept"])
 
 # A SoC with user streams only --------------------------------------------------------------------
 

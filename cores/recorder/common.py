@@ -19,6 +19,7 @@ TIME_BITS  = 64     # Cycle counters.
 CHUNK_BITS = 48     # Chunk counters (>= 4 KiB each).
 GAP_BITS   = 48     # Bytes dropped in front of one ring word (a drop event).
 ID_BITS    = 16     # Request id: chunk number modulo 2**16 (a ring holds < 2**15 slots).
+TRIM_BITS  = 16     # Trim-ahead distance in rows (the BIOS refuses more).
 
 # Record modes, directions, statuses (exported to the BIOS as REC_*) -------------------------------
 

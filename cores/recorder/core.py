@@ -221,7 +221,7 @@ class RecorderCore(LiteXModule):
         self.chunks       = Signal(CHUNK_BITS)    # Fixed size / replay: chunks.
         self.replay_bytes = Signal(BYTE_BITS)     # Replay: bytes handed out (<= chunks x chunk).
         self.post_bytes   = Signal(BYTE_BITS)     # Ring: bytes recorded after the trigger.
-        self.trim_rows    = Signal(16)
+        self.trim_rows    = Signal(TRIM_BITS)
         self.port_mask    = Signal(n_ports)
         self.max_inflight = Signal(16)
         # Status.
@@ -233,8 +233,8 @@ class RecorderCore(LiteXModule):
         self.error       = Signal()
         self.triggered   = Signal()
         self.trigger_pos = Signal(BYTE_BITS)      # Kept bytes before the trigger.
-        self.early_last  = Signal(32)
-        self.keep_errors = Signal(32)
+        self.early_last  = Signal(CHUNK_BITS)     # Counted per ring word at most: 48 bits.
+        self.keep_errors = Signal(CHUNK_BITS)
         self.released    = Signal(CHUNK_BITS)     # Record: chunks written; replay: chunks out.
         self.addr_last_lba  = Signal(64)          # LBA of the last chunk released ...
         self.addr_last_port = Signal(max=max(n_ports, 2))   # ... and its port.
@@ -365,7 +365,9 @@ class RecorderCore(LiteXModule):
             limit.eq(Mux(self.mode == MODE_FIXED, self.chunks, check.capacity)),
             limit_hit.eq((self.mode != MODE_RING) & (writer.filling == limit)),
             post_hit.eq(self.triggered & (acct.kept >= self.trigger_pos + self.post_bytes)),
-            open_now.eq(fsm.ongoing("RUN") & in_open & ~limit_hit & ~post_hit & ~striper.error),
+            # Not in the cycle of an abort: its partial chunk is discarded (with its accounting)
+            # that cycle, a word taken with it would be neither counted nor written.
+            open_now.eq(fsm.ongoing("RUN") & in_open & ~limit_hit & ~post_hit & ~striper.error & ~self.abort),
             marker.eq(src.bytes == 0),
             writer.sink.valid.eq(src.valid & open_now & ~marker),
             writer.sink.data.eq(src.data),
@@ -464,7 +466,7 @@ class RecorderCore(LiteXModule):
             release.eq(~replay & fsm.ongoing("RUN") & tracker.done & (tracker.ptr.count != striper.requested)),
             tracker.ptr.advance.eq(Mux(replay, reader.advance, release)),
             writer.freed.eq(tracker.ptr.count),
-            reader.enable.eq(replay & fsm.ongoing("RUN") & ~striper.error),
+            reader.enable.eq(replay & fsm.ongoing("RUN") & ~striper.error & ~self.abort),
             reader.flush.eq(striper.error),
             reader.done.eq(tracker.done),
             self.released.eq(Mux(replay, reader.freed, tracker.ptr.count)),

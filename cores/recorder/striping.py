@@ -31,7 +31,7 @@ from litex.soc.interconnect import stream
 
 from literecorder.cores.nvme.common import (request_layout, completion_layout,
     OP_READ, OP_WRITE, OP_FLUSH, OP_DEALLOCATE, NVME_STATUS_TIMEOUT)
-from literecorder.cores.recorder.common import CHUNK_BITS, ID_BITS, bit
+from literecorder.cores.recorder.common import CHUNK_BITS, ID_BITS, TRIM_BITS, bit
 from literecorder.cores.recorder.slots import RingPointer
 
 # Stripe walker ------------------------------------------------------------------------------------
@@ -129,7 +129,7 @@ class Striper(LiteXModule):
         self.ring         = Signal()           # Ring mode: rows wrap (else a wrap is refused).
         self.ring_bus     = Signal(32)
         self.max_inflight = Signal(16)
-        self.trim_rows    = Signal(16)         # Trim ahead distance in rows (0: no trim).
+        self.trim_rows    = Signal(TRIM_BITS)  # Trim ahead distance in rows (0: no trim).
         self.region_rows  = Signal(CHUNK_BITS) # Rows of the region (trims stay inside it).
         # Control.
         self.restart      = Signal()

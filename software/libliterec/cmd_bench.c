@@ -264,7 +264,7 @@ static void print_fixed_w(uint64_t v, int d, int width)
 
 static void print_ms(uint64_t cycles)
 {
-	literec_print_fixed(cycles*1000000/CONFIG_CLOCK_FREQUENCY, 3);
+	literec_print_fixed(literec_cycles_to_us(cycles), 3);
 }
 
 /* Payload limit of a link direction (MB/s, x1000): lanes x lane rate x MPS / (MPS + overhead),
@@ -339,7 +339,7 @@ static void bench_single(int nb_params, char **params)
 	iops = g.cmds*CONFIG_CLOCK_FREQUENCY/g.cycles;
 	printf("nvme%d: %s %s %lu KiB QD %lu: %llu commands, %llu bytes in %llu cycles (%llu us): ",
 		port, params[0], params[1], kib, qd, (unsigned long long)g.cmds, (unsigned long long)g.bytes,
-		(unsigned long long)g.cycles, (unsigned long long)(g.cycles*1000000/CONFIG_CLOCK_FREQUENCY));
+		(unsigned long long)g.cycles, (unsigned long long)(literec_cycles_to_us(g.cycles)));
 	literec_print_fixed(mbps_x1000, 3);
 	printf(" MB/s, %llu IOPS\n", (unsigned long long)iops);
 	printf("RESULT name=nvme_bench pattern=%s op=%s kib=%lu qd=%lu commands=%llu bytes=%llu cycles=%llu mbps=",

@@ -40,6 +40,9 @@
 #define REC_DEFAULT_QD_PER_PORT 32
 #define STATUS_CODE(st) (((st) >> CSR_RECORDER_STATUS_CODE_OFFSET) & ((1 << CSR_RECORDER_STATUS_CODE_SIZE) - 1))
 #define STATUS_BIT(st, f) (((st) >> CSR_RECORDER_STATUS_##f##_OFFSET) & 1)
+/* Counters that change while a recording runs, two CSR words: read consistently (the snap_*
+ * registers are frozen by the snapshot and need no re-read). */
+#define LIVE64(core, reg) literec_csr_read64(CSR_##core##_##reg##_ADDR)
 
 static struct rec_job cur_job;
 static int cur_valid;
@@ -61,12 +64,19 @@ void rec_job_init(struct rec_job *j)
 
 uint64_t rec_kbps(uint64_t bytes, uint64_t cycles)
 {
-	/* bytes * f / cycles / 1000 without overflowing 64 bits for long recordings. */
+	/* bytes*(f/1000)/cycles without overflowing 64 bits, for any recording: q*k + r*k/cycles with
+	 * r = bytes % cycles; when r*k would not fit (r >= 2^46: recordings of days), r and cycles lose
+	 * low bits together (relative error < 2^-45, far below the printed precision). */
+	uint64_t k = CONFIG_CLOCK_FREQUENCY/1000, q, r, c = cycles;
 	if (!cycles)
 		return 0;
-	if (bytes < (1ULL << 34))
-		return bytes*(CONFIG_CLOCK_FREQUENCY/1000)/cycles;
-	return (bytes/cycles)*(CONFIG_CLOCK_FREQUENCY/1000) + (bytes % cycles)*(CONFIG_CLOCK_FREQUENCY/1000)/cycles;
+	q = bytes/cycles;
+	r = bytes % cycles;
+	while (r > UINT64_MAX/k) {
+		r >>= 1;
+		c >>= 1;
+	}
+	return q*k + r*k/c;
 }
 
 void rec_print_ports(uint32_t mask)
@@ -134,7 +144,9 @@ static int port_index(uint32_t mask, int k)
 int rec_job_check(struct rec_job *j)
 {
 	int p, n;
-	uint64_t rate = source_rate(j), cb, region_chunks;
+	/* rate_mbps*1e6*65536 overflows 64 bits above 281474 MB/s: out of range before computing it. */
+	uint64_t max_mbps = (uint64_t)WORD*CONFIG_CLOCK_FREQUENCY/1000000;
+	uint64_t rate = j->rate_mbps < max_mbps ? source_rate(j) : 65536, cb, region_chunks;
 	if (j->rate_mbps && (rate == 0 || rate >= 65536)) {
 		printf("Error: rate %lu MB/s: 1..%llu MB/s (a %d-byte word per cycle at most), or 0 for unlimited\n",
 			j->rate_mbps, (unsigned long long)((uint64_t)WORD*CONFIG_CLOCK_FREQUENCY/1000000 - 1), WORD);
@@ -260,6 +272,12 @@ int rec_job_check(struct rec_job *j)
 	if (j->trim_bytes && (j->trim_bytes + (uint64_t)j->chunk*n - 1)/((uint64_t)j->chunk*n) >= j->rows) {
 		printf("Error: trim-ahead of %llu bytes reaches past the region (%llu rows of %d x %lu KiB)\n",
 			(unsigned long long)j->trim_bytes, (unsigned long long)j->rows, n, j->chunk >> 10);
+		return -1;
+	}
+	if (j->trim_bytes && (j->trim_bytes + (uint64_t)j->chunk*n - 1)/((uint64_t)j->chunk*n) > RECORDER_TRIM_ROWS_MAX) {
+		printf("Error: trim-ahead of %llu bytes is more than the recorder trims ahead: %d rows of %d x %lu KiB "
+			"(%llu MiB)\n", (unsigned long long)j->trim_bytes, RECORDER_TRIM_ROWS_MAX, n, j->chunk >> 10,
+			(unsigned long long)(((uint64_t)RECORDER_TRIM_ROWS_MAX*j->chunk*n) >> 20));
 		return -1;
 	}
 	j->ring_slots = PCIE_DRAM_WINDOW_SIZE/j->chunk;
@@ -599,6 +617,10 @@ int rec_raw_start(int replay, uint64_t first, uint64_t last, uint64_t start, uin
 	struct rec_job j;
 	uint32_t st;
 	uint64_t t0;
+	if (recorder_status_read() & (1 << CSR_RECORDER_STATUS_BUSY_OFFSET)) {
+		printf("Error: the recorder is busy (rec_stop / rec_abort / rec_wait first); nothing was changed\n");
+		return -1;
+	}
 	rec_catalog_settle();
 	rec_job_init(&j);
 	j.replay = replay; j.lba = first; j.last_lba = last; j.start_lba = start; j.chunks = chunks;
@@ -643,23 +665,23 @@ void rec_job_poll(struct rec_job *j, struct rec_result *r)
 	r->bytes_dropped = recorder_snap_dropped_read();
 	committed        = recorder_snap_committed_read();
 	r->level         = recorder_snap_level_read();
-	r->chunks        = recorder_released_read();
-	r->drops         = recorder_drops_read();
-	r->stalls        = recorder_stalls_read();
-	r->surplus       = recorder_surplus_read();
-	r->peak          = recorder_peak_read();
+	r->chunks        = LIVE64(RECORDER, RELEASED);
+	r->drops         = LIVE64(RECORDER, DROPS);
+	r->stalls        = LIVE64(RECORDER, STALLS);
+	r->surplus       = LIVE64(RECORDER, SURPLUS);
+	r->peak          = LIVE64(RECORDER, PEAK);
 	r->ring_peak     = r->peak;
-	r->early_last    = recorder_early_last_read();
-	r->keep_errors   = recorder_keep_errors_read();
+	r->early_last    = LIVE64(RECORDER, EARLY_LAST);
+	r->keep_errors   = LIVE64(RECORDER, KEEP_ERRORS);
 	r->wraps         = r->chunks && j->capacity ? (r->chunks - 1)/j->capacity : 0;
 	r->trigger_pos   = recorder_trigger_pos_read();
-	r->addr_last     = recorder_addr_last_lba_read()*j->lba_size;
+	r->addr_last     = LIVE64(RECORDER, ADDR_LAST_LBA)*j->lba_size;
 	r->err_port      = recorder_err_port_read();
 	r->err_status    = recorder_err_status_read();
 	r->err_lba       = recorder_err_lba_read();
 	r->aborted       = r->status == REC_STATUS_ABORTED;
 	if (j->replay) {
-		r->bytes = recorder_bytes_out_read();
+		r->bytes = LIVE64(RECORDER, BYTES_OUT);
 	} else {
 		/* Data written to the SSDs: whole chunks; the last one of a recording may be padded. */
 		wbytes = committed*j->chunk;
@@ -671,7 +693,7 @@ void rec_job_poll(struct rec_job *j, struct rec_result *r)
 		if (j->mode == REC_MODE_RING) {
 			uint64_t k = r->chunks, oldest = 0, t;
 			if (j->trim_bytes) {
-				t = recorder_trimmed_rows_read();
+				t = LIVE64(RECORDER, TRIMMED_ROWS);
 				oldest = t > j->rows ? (t - j->rows)*j->nports : 0;
 			} else
 				oldest = k > j->capacity ? k - j->capacity : 0;
@@ -688,12 +710,12 @@ void rec_job_poll(struct rec_job *j, struct rec_result *r)
 		}
 	}
 #ifdef CSR_RECSTREAM_BASE
-	r->lost_beats    = recstream_gen_lost_read();
-	r->errors        = recstream_check_errors_read();
-	r->first_error   = recstream_check_first_read()*WORD;
-	r->checked_beats = recstream_check_checked_read();
-	r->extra_beats   = recstream_check_extra_read();
-	r->last_at       = recstream_check_last_at_read();
+	r->lost_beats    = LIVE64(RECSTREAM, GEN_LOST);
+	r->errors        = LIVE64(RECSTREAM, CHECK_ERRORS);
+	r->first_error   = LIVE64(RECSTREAM, CHECK_FIRST)*WORD;
+	r->checked_beats = LIVE64(RECSTREAM, CHECK_CHECKED);
+	r->extra_beats   = LIVE64(RECSTREAM, CHECK_EXTRA);
+	r->last_at       = LIVE64(RECSTREAM, CHECK_LAST_AT);
 #endif
 	r->ok = r->done && !r->busy && r->status != REC_STATUS_NONE && r->status < REC_STATUS_ERR_RANGE;
 	cat_poll(j, r);
@@ -743,7 +765,7 @@ static void finish(struct rec_job *j, struct rec_result *r)
 /* Every beat the pattern source handed on (produced, not lost) has reached the recorder. */
 static int pattern_arrived(struct rec_job *j)
 {
-	uint64_t taken = (recstream_gen_produced_read() - recstream_gen_lost_read())*RECORDER_WORD_BYTES;
+	uint64_t taken = (LIVE64(RECSTREAM, GEN_PRODUCED) - LIVE64(RECSTREAM, GEN_LOST))*RECORDER_WORD_BYTES;
 	recorder_ctrl_write(ctrl_config(j) | (1 << CSR_RECORDER_CTRL_SNAPSHOT_OFFSET));
 	return recorder_snap_bytes_in_read() >= taken;
 }
@@ -827,11 +849,14 @@ int rec_replay_run(struct rec_job *j, struct rec_result *r)
 
 /* Argument parsing ------------------------------------------------------------------------------- */
 
+/* Sizes in MiB: up to 1 PiB (8 drives of 32 TB are 256 TB). */
+#define REC_MAX_MIB (1UL << 30)
+
 static int parse_mib(const char *what, const char *val, uint64_t *bytes, int zero_ok)
 {
 	unsigned long x;
-	if (literec_parse_ulong(val, &x) || (!zero_ok && x == 0) || x > 64*1024*1024) {
-		printf("Error: invalid %s '%s' MiB: %s..67108864\n", what, val, zero_ok ? "0" : "1");
+	if (literec_parse_ulong(val, &x) || (!zero_ok && x == 0) || x > REC_MAX_MIB) {
+		printf("Error: invalid %s '%s' MiB: %s..%lu\n", what, val, zero_ok ? "0" : "1", REC_MAX_MIB);
 		return -1;
 	}
 	*bytes = (uint64_t)x << 20;
@@ -1068,8 +1093,8 @@ static int parse_args(int nb_params, char **params, int replay, int extended, co
 			return -1;
 		mib = ~0UL;
 	} else if (!id) {
-		if (literec_parse_ulong(params[1], &mib) || mib == 0 || mib > 64*1024*1024) {
-			printf("Error: invalid size '%s' MiB: 1..67108864%s\n", params[1],
+		if (literec_parse_ulong(params[1], &mib) || mib == 0 || mib > REC_MAX_MIB) {
+			printf("Error: invalid size '%s' MiB: 1..%lu%s\n", params[1], REC_MAX_MIB,
 				extended && !replay ? ", until-stop[=<MiB>] or ring=<MiB>" : "");
 			return -1;
 		}
@@ -1117,7 +1142,7 @@ static void print_record(struct rec_job *j, struct rec_result *r)
 		(unsigned long long)r->chunks, j->chunk >> 10);
 	rec_print_ports(j->mask);
 	printf(" from LBA %llu in %llu us: ", (unsigned long long)j->lba,
-		(unsigned long long)(r->cycles*1000000/CONFIG_CLOCK_FREQUENCY));
+		(unsigned long long)(literec_cycles_to_us(r->cycles)));
 	print_fixed3(rec_kbps(r->bytes, r->cycles));
 	printf(" MB/s; input %llu bytes, %llu beats lost, %llu stall cycles, ring peak %u chunks, %s\n",
 		(unsigned long long)r->bytes_in, (unsigned long long)r->lost_beats, (unsigned long long)r->stalls,
@@ -1175,7 +1200,7 @@ static void print_replay(struct rec_job *j, struct rec_result *r)
 		(unsigned long long)r->chunks, j->chunk >> 10);
 	rec_print_ports(j->mask);
 	printf(" at LBA %llu in %llu us: ", (unsigned long long)j->lba,
-		(unsigned long long)(r->cycles*1000000/CONFIG_CLOCK_FREQUENCY));
+		(unsigned long long)(literec_cycles_to_us(r->cycles)));
 	print_fixed3(rec_kbps(r->bytes, r->cycles));
 	if (j->output == REC_OUTPUT_CHECKER) {
 		printf(" MB/s; pattern check (seed %lu): %llu word errors", (unsigned long)j->seed, (unsigned long long)r->errors);
@@ -1320,7 +1345,7 @@ static void print_status(struct rec_job *j, struct rec_result *r)
 		printf("out %llu B, ", (unsigned long long)r->bytes);
 	print_fixed3(rec_kbps(bytes, r->cycles));
 	printf(" MB/s over %llu us, ring %llu of %lu chunks (peak %llu), %llu stall cycles, drive %d C\n",
-		(unsigned long long)(r->cycles*1000000/CONFIG_CLOCK_FREQUENCY), (unsigned long long)r->level, j->ring_slots,
+		(unsigned long long)(literec_cycles_to_us(r->cycles)), (unsigned long long)r->level, j->ring_slots,
 		(unsigned long long)r->peak, (unsigned long long)r->stalls, temp);
 	if (!j->replay && j->mode == REC_MODE_RING)
 		printf("  ring: %llu wraps, trigger %s at byte %llu, oldest byte %llu, last chunk at byte %llu of nvme%d\n",
@@ -1339,8 +1364,8 @@ static void print_status(struct rec_job *j, struct rec_result *r)
 		(unsigned long long)r->surplus, (unsigned long long)r->keep_errors, (unsigned long long)r->wraps,
 		(unsigned long long)r->trigger_pos, (unsigned long long)r->oldest, (unsigned long long)r->addr_last,
 		(int)recorder_addr_last_port_read(), temp, r->status >= REC_STATUS_ERR_DEVICE,
-		(unsigned long)r->err_status, (unsigned long long)recorder_trims_read(),
-		(unsigned long long)recorder_trimmed_rows_read(), (unsigned long long)recorder_requested_read());
+		(unsigned long)r->err_status, (unsigned long long)LIVE64(RECORDER, TRIMS),
+		(unsigned long long)LIVE64(RECORDER, TRIMMED_ROWS), (unsigned long long)LIVE64(RECORDER, REQUESTED));
 }
 
 static void rec_status_handler(int nb_params, char **params)
@@ -1385,7 +1410,7 @@ static void rec_drops_handler(int nb_params, char **params)
 		printf("rec_drops [first] [count]   (the drop log: position and length of each drop event)\n");
 		return;
 	}
-	drops = recorder_drops_read();
+	drops = LIVE64(RECORDER, DROPS);
 	printf("rec_drops: %llu drop event(s), the log holds the first %d\n", (unsigned long long)drops, RECORDER_LOG_DEPTH);
 	for (i = first; i < first + count && i < drops && i < RECORDER_LOG_DEPTH; i++) {
 		recorder_log_index_write(i);
@@ -1484,6 +1509,8 @@ static void rec_raw_handler(int nb_params, char **params)
 		}
 	}
 	code = rec_raw_start(replay, first, last, start, chunks, nsze, mask, chunk, nvme_ctrls[0].lba_size);
+	if (code < 0)
+		return;
 	printf("rec_raw: %s\n", code == REC_STATUS_NONE ? "accepted (ended at once)" : rec_status_str(code));
 	printf("RESULT name=rec_raw status=%d\n", code);
 }

@@ -416,13 +416,13 @@ static int t_full(struct st_ctx *x)
 	if (st_record(x, 0, x->region_chunks, 0x0a00, &r))
 		return -1;
 	printf("  writing %llu bytes took %llu us => ", (unsigned long long)r.bytes,
-		(unsigned long long)(r.cycles*1000000/CONFIG_CLOCK_FREQUENCY));
+		(unsigned long long)(literec_cycles_to_us(r.cycles)));
 	print_mibps(r.bytes, r.cycles);
 	printf("\n");
 	if (st_replay(x, 0, x->region_chunks, 0x0a00, 0, &r))
 		return -1;
 	printf("  reading %llu bytes took %llu us => ", (unsigned long long)r.bytes,
-		(unsigned long long)(r.cycles*1000000/CONFIG_CLOCK_FREQUENCY));
+		(unsigned long long)(literec_cycles_to_us(r.cycles)));
 	print_mibps(r.bytes, r.cycles);
 	printf(", %llu word errors\n", (unsigned long long)r.errors);
 	return r.errors ? st_fail("read back data differs") : 0;

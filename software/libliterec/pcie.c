@@ -92,6 +92,12 @@ uint64_t literec_us_to_cycles(uint64_t us)
 	return us*(CONFIG_CLOCK_FREQUENCY/1000000);
 }
 
+uint64_t literec_cycles_to_us(uint64_t cycles)
+{
+	/* cycles*1e6/f overflows 64 bits after 1.8e13 cycles (25 h at 200 MHz): whole seconds apart. */
+	return cycles/CONFIG_CLOCK_FREQUENCY*1000000ULL + cycles % CONFIG_CLOCK_FREQUENCY*1000000ULL/CONFIG_CLOCK_FREQUENCY;
+}
+
 #ifdef CSR_PCIE0_BASE
 
 /* Link ------------------------------------------------------------------------------------------- */

@@ -48,6 +48,7 @@ const char *pcie_strerror(int err);
 /* Modeled time (sys_clk cycles since power-up). */
 uint64_t literec_cycles(void);
 uint64_t literec_us_to_cycles(uint64_t us);
+uint64_t literec_cycles_to_us(uint64_t cycles);   /* exact for any 64-bit count (no overflow) */
 
 /* Link / PERST#. */
 int  pcie_link_up(int port);
