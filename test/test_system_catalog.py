@@ -327,6 +327,44 @@ def test_job_layer_start_drops_ring_and_replay_by_id(one):
     assert "RESULT name=catalog_rec" not in out          # a replay changes nothing in the catalog
     assert "with id= the catalog gives ports" in sim.cmd("rec_replay id=3 seed=5")
 
+def test_the_catalog_during_a_recording(one):
+    """While a recording runs (its entry is updated at checkpoints): replaying another one by id looks
+    it up without touching the running entry (it overwrote it: the next checkpoint went into the
+    other recording's slot), the catalog commands wait; both recordings are whole afterwards."""
+    sim, img = one, ns(one)
+    ok(sim, "rec_format yes")
+    assert "RESULT name=catalog_rec" in sim.cmd("rec_record auto 1 seed=51", timeout=600)
+    sim.cmd("rec_checkpoint 1")
+    try:
+        out = sim.cmd("rec_start auto until-stop=4 rate=200 seed=52")
+        assert "catalog: recording 2 " in out, out
+        assert result(sim.cmd("rec_wait 2"), "rec_wait")["done"] == "0"
+        out = sim.cmd("play_start id=1")             # looks recording 1 up, then finds the recorder busy
+        assert "the recorder is busy" in out and "RESULT name=play_start" not in out, out
+        out = sim.cmd("rec_replay id=1")
+        assert "the recorder is busy" in out and result(out, "rec_replay")["ok"] == "0", out
+        for cmd in ("rec_show 1", "rec_delete 1", "rec_format yes", "rec_list"):
+            assert "a recording is running and updates the catalog: wait for its end first" in sim.cmd(cmd), cmd
+        assert result(sim.cmd("rec_wait 2"), "rec_wait")["done"] == "0"      # checkpoints after it
+        sim.cmd("rec_stop")
+        out = sim.cmd("rec_wait", timeout=600)
+    finally:
+        sim.cmd("rec_checkpoint 100")
+    c = result(out, "catalog_rec")
+    kept = int(result(sim.cmd("rec_status"), "rec_status")["bytes_kept"])
+    assert (c["id"], c["state"], c["bytes"]) == ("2", "complete", str(kept)) and kept > 0, out
+    rs = {x["id"]: x for x in listing(img)}
+    assert (rs[1]["state"], rs[1]["bytes"], rs[1]["start_lba"]) == ("complete", MiB, {"0": AREA}), rs[1]
+    assert (rs[2]["state"], rs[2]["bytes"], rs[2]["start_lba"]) == ("complete", kept, {"0": AREA + MiB // 512}), rs[2]
+
+def test_metadata_frequencies_are_exact_or_refused(one):
+    sim = one
+    for arg in ("rate=1.5555", "rate=20000000000G", "freq=18446745G", "rate=1e3"):
+        assert "to the millihertz (3 decimals with Hz, 6 with k, 9 with M, 12 with G)" in sim.cmd(f"rec_meta {arg}"), arg
+    out = sim.cmd("rec_meta rate=30.72M freq=2.4000001G")
+    assert "30720000" in out and "2400000100" in out, out
+    sim.cmd("rec_meta clear")
+
 # Killed mid-recording -------------------------------------------------------------------------------
 
 @pytest.mark.xdist_group("catalog-kill")          # a session of its own: runs beside the others

@@ -86,6 +86,8 @@ def test_admin_command_timeout(sim):
     ctl(sim, "fault add drop-cqe:op=admin:2")
     out = sim.cmd("nvme_smart", timeout=600)
     assert "Error: nvme0: Get Log Page (SMART / Health Information): command timeout" in out
+    # The admin queue may be out of step (a completion could still come): nvme_init is needed.
+    assert "controller not initialized: run nvme_init" in sim.cmd("nvme_id")
     recovers(sim)
 
 def test_controller_fatal_status(sim):

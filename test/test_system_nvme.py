@@ -80,6 +80,11 @@ def test_features(sim):
     r = result(sim.cmd("nvme_feature 0x04"), "nvme_feature")
     assert int(r["value"], 16) & 0xffff == 350
     assert "Invalid Field in Command" in sim.cmd("nvme_feature 0xfe")
+    # Refused before anything is sent: a reserved identifier, a feature with a data buffer.
+    assert "invalid feature identifier '0': 0x01..0xff" in sim.cmd("nvme_feature 0")
+    assert "feature 0x0e carries its value in a data buffer" in sim.cmd("nvme_feature 0x0e")
+    # The engine's timeout counts 32 bits of 200 MHz cycles: 21474 ms at most.
+    assert "invalid timeout '21475': 1..21474 ms" in sim.cmd("nvme_timeout 21475")
 
 # Data ---------------------------------------------------------------------------------------------
 

@@ -195,6 +195,8 @@ def test_rec_raw_is_refused_while_a_recording_runs_and_the_recording_goes_on(sta
     assert "RESULT name=rec_start" in sim.cmd("rec_start 0 8 input=pattern rate=100 seed=77")
     out = sim.cmd("rec_raw record 0 256 chunks=1")
     assert "the recorder is busy" in out and "RESULT name=rec_raw" not in out, out
+    out = sim.cmd("rec_fill 0x60000000 0x10000")
+    assert "overlaps the recorder's ring (0x60000000..0x7fffffff) while it runs" in out, out
     assert status(sim)["state"] == "running"
     sim.cmd("rec_stop")
     wait(sim)

@@ -643,6 +643,11 @@ int catalog_scan(struct catalog_set *s, int deleted, catalog_visit_fn fn, void *
 	return scan_slots(s, tramp, &t, &si);
 }
 
+/* The running recording (catalog_rec_*): its set, checkpoint state machine and timings (blk holds
+ * its entry while act is set). */
+static struct catalog_set act_set;
+static int      act, act_phase, act_errors, act_failed;
+
 struct find_ctx {
 	uint32_t id;
 	int found;
@@ -654,7 +659,8 @@ static void find_visit(const struct catalog_entry *e, volatile uint8_t *raw, voi
 	struct find_ctx *f = ctx;
 	if (e->id == f->id && e->state != CATALOG_STATE_DELETED) {
 		*f->e = *e;
-		vcopy_in(raw);
+		if (!act)                 /* blk holds the running recording's entry: never overwritten */
+			vcopy_in(raw);
 		f->found = 1;
 	}
 }
@@ -678,9 +684,6 @@ void catalog_found_drop(int j, uint64_t *data_offset, uint64_t *bytes)
 	*bytes       = v64(blk, E_DROPLOG + 16*j + 8);
 }
 
-/* The running recording (catalog_rec_*): its set, checkpoint state machine and timings. */
-static struct catalog_set act_set;
-static int      act, act_phase, act_errors;
 
 /* Regions --------------------------------------------------------------------------------------- */
 
@@ -943,28 +946,39 @@ static void checkpoint_step(const struct catalog_progress *pr, int force)
 			return;
 		put_progress(pr);
 		act_ckpt_t0 = literec_cycles();
+		act_failed = 0;
 		if (submit_all(act_rec_ports, NVME_OP_FLUSH))
-			act_errors++;
+			act_errors++, act_failed = 1;
 		act_pending = act_rec_ports;
 		act_phase = 1;
 		return;
 	case 1:
 		if (poll_all(&act_pending))
-			act_errors++;
+			act_errors++, act_failed = 1;
 		if (act_pending)
 			return;
+		if (act_failed) {
+			/* The flush failed: an entry now would claim data the drives may not hold. */
+			act_phase = 0;
+			act_next = literec_cycles() + literec_us_to_cycles((uint64_t)catalog_checkpoint_ms*1000);
+			return;
+		}
 		p32(E_SEQ, g32(E_SEQ) + 1);
 		seal();
 		if (write_all(act_set.ports, ENTRY_BLOCK(v16(blk, E_SLOT), (g32(E_SEQ) & 1) ? 0 : 1)))
-			act_errors++;
+			act_errors++, act_failed = 1;
 		act_pending = act_set.ports;
 		act_phase = 2;
 		return;
 	case 2:
 		if (poll_all(&act_pending))
-			act_errors++;
+			act_errors++, act_failed = 1;
 		if (act_pending)
 			return;
+		/* A failed write may have torn this copy: the next update rewrites the same copy (same
+		 * seq), the other one keeps the previous state. */
+		if (act_failed)
+			p32(E_SEQ, g32(E_SEQ) - 1);
 		act_checkpoints++;
 		if (literec_cycles() - act_ckpt_t0 > act_ckpt_max)
 			act_ckpt_max = literec_cycles() - act_ckpt_t0;

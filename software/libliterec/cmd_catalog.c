@@ -367,33 +367,32 @@ static int sigmf_datatype(const char *t)
 	return 0;
 }
 
-/* Hz with up to 3 decimals and an optional k/M/G suffix -> millihertz. */
+/* Hz with an optional k/M/G suffix -> millihertz: the decimals must fit a millihertz (3 with Hz,
+ * 6 with k, 9 with M, 12 with G) and the value 64 bits; anything else is refused, not rounded. */
 static int parse_hz(const char *s, uint64_t *mhz)
 {
-	uint64_t ip = 0, fp = 0, mult = 1000;
+	uint64_t ip = 0, fp = 0, mult = 1000, scale = 1;
 	int nd = 0, digits = 0;
 	for (; *s >= '0' && *s <= '9'; s++, digits++) {
-		if (ip > 100000000000000ULL)
+		if (ip > (UINT64_MAX - 9)/10)
 			return -1;
 		ip = ip*10 + (*s - '0');
 	}
 	if (*s == '.')
-		for (s++; *s >= '0' && *s <= '9'; s++, nd++, digits++)
-			if (nd < 9)
-				fp = fp*10 + (*s - '0');
+		for (s++; *s >= '0' && *s <= '9'; s++, nd++, digits++) {
+			if (nd >= 12)
+				return -1;
+			fp = fp*10 + (*s - '0');
+			scale *= 10;
+		}
 	if (!digits)
 		return -1;
 	if (*s == 'k')      { mult = 1000ULL*1000; s++; }
 	else if (*s == 'M') { mult = 1000ULL*1000000; s++; }
 	else if (*s == 'G') { mult = 1000ULL*1000000000; s++; }
-	if (*s)
+	if (*s || mult % scale || ip > UINT64_MAX/mult || fp*(mult/scale) > UINT64_MAX - ip*mult)
 		return -1;
-	if (nd > 9)
-		nd = 9;
-	*mhz = ip*mult;
-	while (nd-- > 0)
-		mult /= 10;
-	*mhz += fp*mult;
+	*mhz = ip*mult + fp*(mult/scale);
 	return 0;
 }
 
@@ -436,7 +435,8 @@ static void rec_meta_handler(int nb_params, char **params)
 		} else if (KEY("rate") || KEY("freq")) {
 			uint64_t hz;
 			if (parse_hz(v, &hz)) {
-				printf("Error: %.*s '%s': a frequency in Hz (up to 3 decimals, optional k/M/G suffix)\n", klen, params[i], v);
+				printf("Error: %.*s '%s': a frequency in Hz with an optional k/M/G suffix, to the millihertz "
+					"(3 decimals with Hz, 6 with k, 9 with M, 12 with G), below 2^64 mHz\n", klen, params[i], v);
 				return;
 			}
 			if (KEY("rate"))

@@ -245,8 +245,16 @@ static void nvme_feature_handler(int nb_params, char **params)
 		printf("nvme_feature <fid> [value] [port]   (4: temperature threshold, 6: write cache, 7: queues)\n");
 		return;
 	}
-	if (literec_parse_ulong(params[0], &fid) || fid > 0xff) {
-		printf("Error: invalid feature identifier '%s': 0x00..0xff\n", params[0]);
+	if (literec_parse_ulong(params[0], &fid) || fid == 0 || fid > 0xff) {
+		printf("Error: invalid feature identifier '%s': 0x01..0xff\n", params[0]);
+		return;
+	}
+	/* Features whose value travels in a data buffer (LBA Range Type, Autonomous Power State
+	 * Transition, Host Memory Buffer, Timestamp, Host Identifier): no buffer is given here. */
+	if (fid == 0x03 || fid == 0x0c || fid == 0x0d || fid == 0x0e || fid == 0x81) {
+		printf("Error: feature 0x%02lx carries its value in a data buffer, which nvme_feature does not "
+			"provide: features with a Dword 11 value only (e.g. 4 temperature threshold, 6 write cache, "
+			"7 number of queues)\n", fid);
 		return;
 	}
 	if (set && (literec_parse_ulong(params[1], &val) || val > 0xffffffffUL)) {
@@ -460,8 +468,10 @@ static void nvme_timeout_handler(int nb_params, char **params)
 			(unsigned long)(nvme_ctrls[0].timeout_ms ? nvme_ctrls[0].timeout_ms : 1000));
 		return;
 	}
-	if (literec_parse_ulong(params[0], &ms) || ms == 0 || ms > 60000) {
-		printf("Error: invalid timeout '%s': 1..60000 ms\n", params[0]);
+	/* The engine's TIMEOUT register counts 32 bits of cycles. */
+	if (literec_parse_ulong(params[0], &ms) || ms == 0 || ms > NVME_TIMEOUT_MAX_MS) {
+		printf("Error: invalid timeout '%s': 1..%lu ms (the engine counts 2^32 cycles of %lu MHz)\n", params[0],
+			(unsigned long)NVME_TIMEOUT_MAX_MS, (unsigned long)(CONFIG_CLOCK_FREQUENCY/1000000));
 		return;
 	}
 	if (nvme_arg_port(nb_params, params, 1, &port))

@@ -138,6 +138,17 @@ static void rec_fill_handler(int nb_params, char **params)
 	volatile uint32_t *p;
 	if (parse_buf_args(nb_params, params, "rec_fill", &addr, &bytes, &seed))
 		return;
+#if defined(CSR_RECORDER_BASE) && defined(PCIE_DRAM_WINDOW_BASE)
+	/* The recorder's ring lives in the DRAM window: not while it records or replays. */
+	if ((recorder_status_read() & (1 << CSR_RECORDER_STATUS_BUSY_OFFSET)) &&
+	    (uint64_t)addr + bytes > PCIE_DRAM_WINDOW_BASE &&
+	    addr < (uint64_t)PCIE_DRAM_WINDOW_BASE + PCIE_DRAM_WINDOW_SIZE) {
+		printf("Error: 0x%08lx..0x%08lx overlaps the recorder's ring (0x%08lx..0x%08lx) while it runs "
+			"(rec_stop / rec_abort / rec_wait first); nothing was written\n", addr, addr + bytes - 1,
+			(unsigned long)PCIE_DRAM_WINDOW_BASE, (unsigned long)((uint64_t)PCIE_DRAM_WINDOW_BASE + PCIE_DRAM_WINDOW_SIZE - 1));
+		return;
+	}
+#endif
 #ifdef CSR_DRAMPAT_BASE
 	if (drampat_usable(addr, bytes, seed)) {
 		drampat_run(addr, bytes, seed, 0);

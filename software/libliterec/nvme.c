@@ -192,6 +192,7 @@ const char *nvme_strerror(int r)
 	case NVME_ERR_STOPPED:   return "queue engine stopped by an earlier error: run nvme_init";
 	case NVME_ERR_NO_CPUQ:   return "no CPU I/O queue on this controller (it granted one I/O queue pair only, or a command timed out: run nvme_init)";
 	case NVME_ERR_BUSY:      return "the CPU I/O queue has a command in flight";
+	case NVME_ERR_SHUTDOWN:  return "shutdown not complete (CSTS.SHST did not report it in time)";
 	default:                 return r > 0 ? nvme_status_str(r) : "unknown error";
 	}
 }
@@ -301,7 +302,13 @@ int nvme_admin(int port, struct nvme_sqe *sqe, uint32_t *dw0)
 		if (((dw3 >> 16) & 1) == c->acq_phase && (dw3 & 0xffff) == c->cid)
 			break;
 		if (literec_cycles() - t0 > limit) {
+			uint32_t csts;
 			c->cid++;
+			if (!reg_read32(port, 0x1c, &csts) && csts != 0xffffffff && (csts & 2))
+				return NVME_ERR_FATAL;
+			/* Its completion may still come and take this slot of the admin CQ: the queues
+			 * are no longer in step, nvme_init sets them up again. */
+			c->initialized = 0;
 			return NVME_ERR_TIMEOUT;
 		}
 	}
@@ -459,7 +466,7 @@ int nvme_shutdown(int port)
 		return r;
 	r = wait_csts(port, 3 << 2, 2 << 2);
 	c->initialized = 0;
-	return r;
+	return r == NVME_ERR_NOT_READY ? NVME_ERR_SHUTDOWN : r;
 }
 
 int nvme_init(int port, int verbose)
@@ -641,7 +648,7 @@ int nvme_init(int port, int verbose)
 	c->io_qsize = qsize;
 	c->io_qd    = qsize - 1;
 	c->max_xfer = NVME_MAX_TRANSFER;
-	if (c->mdts && (4096u << c->mdts) < c->max_xfer)
+	if (c->mdts && c->mdts < 20 && (4096u << c->mdts) < c->max_xfer)   /* 4096 << 20 wraps 32 bits */
 		c->max_xfer = 4096u << c->mdts;
 	WR(port, QSIZE, qsize);
 	WR(port, QD, c->io_qd);
@@ -754,7 +761,7 @@ int nvme_io(int port, int op, uint64_t lba, uint32_t blocks, uint32_t addr, uint
 		target += 1;
 	else {
 		uint32_t per = (op == NVME_OP_READ || op == NVME_OP_WRITE) ? (c->max_xfer >> c->lba_shift) : NVME_DSM_MAX_BLOCKS;
-		target += (blocks + per - 1)/per;
+		target += blocks/per + (blocks % per != 0);   /* (blocks + per - 1) wraps 32 bits */
 	}
 	for (;;) {
 		nvme_engine_status(port, &st);

@@ -12,6 +12,9 @@
 /* Driver errors (negative); NVMe statuses are returned as positive 15-bit CQE status fields. */
 #define NVME_ERR_PCIE      (-1)   /* a PCIe request to the controller failed (see pcie.h) */
 #define NVME_ERR_TIMEOUT   (-2)   /* no completion within the command timeout */
+/* Command timeout: 1 ms .. what the engine's 32-bit cycle counter holds, at most 60 s. */
+#define NVME_TIMEOUT_MAX_MS (0xffffffffULL/(CONFIG_CLOCK_FREQUENCY/1000) < 60000 ? \
+	0xffffffffULL/(CONFIG_CLOCK_FREQUENCY/1000) : 60000)
 #define NVME_ERR_NOT_READY (-3)   /* CSTS.RDY did not follow CC.EN within the timeout */
 #define NVME_ERR_FATAL     (-4)   /* CSTS.CFS: controller fatal status */
 #define NVME_ERR_NO_INIT   (-5)   /* nvme_init has not succeeded on this port */
@@ -21,6 +24,7 @@
 #define NVME_ERR_STOPPED   (-9)   /* the queue engine stopped on an earlier error (nothing was sent) */
 #define NVME_ERR_NO_CPUQ   (-10)  /* no CPU I/O queue on this controller (see nvme_init) */
 #define NVME_ERR_BUSY      (-11)  /* the CPU I/O queue has a command in flight */
+#define NVME_ERR_SHUTDOWN (-12)  /* CSTS.SHST did not report shutdown complete in time */
 
 struct nvme_ctrl {
 	int      initialized;
