@@ -150,6 +150,8 @@ def test_flush_trim_write_zeroes(sim):
     ("nvme_write 0 16 0x7ffff000",       "buffer 0x7ffff000..0x80000fff is outside the DMA window"),
     ("nvme_read x 8",                    "invalid LBA 'x'"),
     ("nvme_trim 0 -1",                   "invalid LBA or block count"),
+    # lba + blocks beyond 2**64: refused and said as a start and a count, not a wrapped end.
+    (f"nvme_read {2**64 - 256} 512",     f"LBA range {2**64 - 256} + 512 blocks is outside the namespace"),
     ("nvme_bench seq write 3 8 1",       "command size '3' KiB: a power of two"),
     ("nvme_bench seq write 4 600 1",     "queue depth '600': 1..511"),
     ("nvme_bench seq foo 4 8 1",         "operation 'foo': allowed read or write"),

@@ -59,6 +59,7 @@ def test_bad_arguments(sim):
     assert "Error: invalid offset '0x1000'" in sim.cmd("pcie_cfg_rd 0x1000")
     assert "Error: invalid port '7': allowed 0..0" in sim.cmd("pcie_cfg_rd 0x0 7")
     assert "Error: invalid offset in 'bar0+zz' (expected bar0+OFFSET)" in sim.cmd("pcie_mem_rd bar0+zz")
+    assert "Error: invalid address '-4' (expected ADDR or bar0+OFFSET)" in sim.cmd("pcie_mem_rd -4")
     assert "not dword aligned" in sim.cmd("pcie_mem_rd bar0+0x2")
     assert "Error: invalid value '0x1ffffffff': a 32-bit number" in sim.cmd("pcie_mem_wr bar0+0x24 0x1ffffffff")
     assert "pcie_cfg_rd <offset> [port]" in sim.cmd("pcie_cfg_rd")

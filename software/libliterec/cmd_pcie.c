@@ -56,7 +56,7 @@ static int parse_mem_addr_any(int port, const char *s, uint64_t *adr)
 		return 0;
 	}
 	v = strtoull(s, &end, 0);
-	if (*end || end == s) {
+	if (*end || end == s || *s == '-' || *s == '+') {        /* strtoull takes a sign: not an address */
 		printf("Error: invalid address '%s' (expected ADDR or bar0+OFFSET)\n", s);
 		return -1;
 	}

@@ -377,7 +377,7 @@ static void cat_end(struct rec_job *j, struct rec_result *r, int state)
 	cr.err_port       = r->ok ? -1 : r->err_port;
 	cr.err_status     = r->err_status;
 	cr.err_lba        = r->err_lba;
-	cr.drops_total    = r->drops;
+	cr.drops_total    = r->drops > 0xffffffffULL ? 0xffffffffu : (uint32_t)r->drops;   /* 32-bit field: saturates */
 	/* The recorder's own count of cycles from its start to its end. */
 	if (cat_start) {
 		cr.t_start = cat_start;

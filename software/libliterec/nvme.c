@@ -698,9 +698,13 @@ int nvme_io_check(int port, int op, uint64_t lba, uint64_t blocks, uint64_t addr
 		return NVME_ERR_ARG;
 	}
 	if (check_range && (lba >= c->nsze || blocks > c->nsze - lba)) {
-		printf("Error: LBA range %llu..%llu is outside the namespace (LBAs 0..%llu)\n",
-			(unsigned long long)lba, (unsigned long long)(lba + blocks - 1),
-			(unsigned long long)(c->nsze - 1));
+		if (lba + blocks - 1 < lba)          /* the end is beyond 2^64: not printable as an LBA */
+			printf("Error: LBA range %llu + %llu blocks is outside the namespace (LBAs 0..%llu)\n",
+				(unsigned long long)lba, (unsigned long long)blocks, (unsigned long long)(c->nsze - 1));
+		else
+			printf("Error: LBA range %llu..%llu is outside the namespace (LBAs 0..%llu)\n",
+				(unsigned long long)lba, (unsigned long long)(lba + blocks - 1),
+				(unsigned long long)(c->nsze - 1));
 		return NVME_ERR_ARG;
 	}
 	if (op != NVME_OP_READ && op != NVME_OP_WRITE)
