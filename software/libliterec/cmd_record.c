@@ -141,6 +141,21 @@ static int port_index(uint32_t mask, int k)
 	return 0;
 }
 
+/* Trim-ahead distance in rows of `n` ports (whole rows, rounded up). */
+static uint64_t trim_rows_of(const struct rec_job *j, int n)
+{
+	return j->trim_bytes ? (j->trim_bytes + (uint64_t)j->chunk*n - 1)/((uint64_t)j->chunk*n) : 0;
+}
+
+/* Refused while a recording or replay runs: nothing is changed. */
+static int recorder_busy(void)
+{
+	if (!(recorder_status_read() & (1 << CSR_RECORDER_STATUS_BUSY_OFFSET)))
+		return 0;
+	printf("Error: the recorder is busy (rec_stop / rec_abort / rec_wait first); nothing was changed\n");
+	return 1;
+}
+
 int rec_job_check(struct rec_job *j)
 {
 	int p, n;
@@ -149,7 +164,7 @@ int rec_job_check(struct rec_job *j)
 	uint64_t rate = j->rate_mbps < max_mbps ? source_rate(j) : 65536, cb, region_chunks;
 	if (j->rate_mbps && (rate == 0 || rate >= 65536)) {
 		printf("Error: rate %lu MB/s: 1..%llu MB/s (a %d-byte word per cycle at most), or 0 for unlimited\n",
-			j->rate_mbps, (unsigned long long)((uint64_t)WORD*CONFIG_CLOCK_FREQUENCY/1000000 - 1), WORD);
+			j->rate_mbps, (unsigned long long)(max_mbps - 1), WORD);
 		return -1;
 	}
 	if (j->mask == 0 || j->mask >= (1u << NPORTS)) {
@@ -269,12 +284,12 @@ int rec_job_check(struct rec_job *j)
 		printf("Error: trim-ahead is for recordings\n");
 		return -1;
 	}
-	if (j->trim_bytes && (j->trim_bytes + (uint64_t)j->chunk*n - 1)/((uint64_t)j->chunk*n) >= j->rows) {
+	if (j->trim_bytes && trim_rows_of(j, n) >= j->rows) {
 		printf("Error: trim-ahead of %llu bytes reaches past the region (%llu rows of %d x %lu KiB)\n",
 			(unsigned long long)j->trim_bytes, (unsigned long long)j->rows, n, j->chunk >> 10);
 		return -1;
 	}
-	if (j->trim_bytes && (j->trim_bytes + (uint64_t)j->chunk*n - 1)/((uint64_t)j->chunk*n) > RECORDER_TRIM_ROWS_MAX) {
+	if (trim_rows_of(j, n) > RECORDER_TRIM_ROWS_MAX) {
 		printf("Error: trim-ahead of %llu bytes is more than the recorder trims ahead: %d rows of %d x %lu KiB "
 			"(%llu MiB)\n", (unsigned long long)j->trim_bytes, RECORDER_TRIM_ROWS_MAX, n, j->chunk >> 10,
 			(unsigned long long)(((uint64_t)RECORDER_TRIM_ROWS_MAX*j->chunk*n) >> 20));
@@ -515,9 +530,7 @@ static uint32_t ctrl_config(struct rec_job *j)
 
 static void configure(struct rec_job *j)
 {
-	uint64_t trim_rows = 0;
-	if (j->trim_bytes)
-		trim_rows = (j->trim_bytes + (uint64_t)j->chunk*j->nports - 1)/((uint64_t)j->chunk*j->nports);
+	uint64_t trim_rows = trim_rows_of(j, j->nports);
 	recorder_ring_word_write((PCIE_DRAM_WINDOW_BASE - MAIN_RAM_BASE)/WORD);
 	recorder_ring_bus_write(PCIE_DRAM_WINDOW_BASE);
 	recorder_ring_slots_write(j->ring_slots);
@@ -559,10 +572,8 @@ int rec_job_start(struct rec_job *j)
 {
 	uint32_t st, c;
 	uint64_t t0;
-	if (recorder_status_read() & (1 << CSR_RECORDER_STATUS_BUSY_OFFSET)) {
-		printf("Error: the recorder is busy (rec_stop / rec_abort / rec_wait first); nothing was changed\n");
+	if (recorder_busy())
 		return -1;
-	}
 	rec_catalog_settle();
 	if (!j->replay && cat_begin(j))
 		return -1;
@@ -617,10 +628,8 @@ int rec_raw_start(int replay, uint64_t first, uint64_t last, uint64_t start, uin
 	struct rec_job j;
 	uint32_t st;
 	uint64_t t0;
-	if (recorder_status_read() & (1 << CSR_RECORDER_STATUS_BUSY_OFFSET)) {
-		printf("Error: the recorder is busy (rec_stop / rec_abort / rec_wait first); nothing was changed\n");
+	if (recorder_busy())
 		return -1;
-	}
 	rec_catalog_settle();
 	rec_job_init(&j);
 	j.replay = replay; j.lba = first; j.last_lba = last; j.start_lba = start; j.chunks = chunks;
