@@ -472,6 +472,60 @@ def test_two_drives_round_trip_missing_and_swapped(request, tmp_path):
     literec("extract", s1, s0, "--id", 3, "-o", base + "3", "--no-progress")
     assert open(base + "3", "rb").read() == stream(33, MiB)
 
+def entry_lbas(slot, copy):
+    """512-byte LBAs of a catalog entry's copy (doc/catalog.md: 4 KiB blocks, slots from block 16)."""
+    first = (16 + 2 * slot + copy) * 8
+    return f"{first}-{first + 7}"
+
+def test_a_catalog_write_failing_on_one_drive(request, tmp_path):
+    """A recording whose catalog entry cannot be written on every drive of the set does not start
+    and is withdrawn from the drives that took it (was: listed as recording forever); a catalog write
+    that cannot be submitted is reported once (was: a second, spurious 'invalid argument' from
+    waiting on a port that had nothing to wait for)."""
+    from literecorder.sim.ssd import send_control
+    sim = new_session(request, 2, ["--ssd-profile", "ideal", "--ns-size", "64MiB"], "catfail", tmp_path)
+    def ids():
+        return [d["id"] for d in parse_results(sim.cmd("rec_list")) if d["name"] == "rec_list_entry"]
+    def fault(spec):
+        assert send_control(sim.devices[1][1]["ctl_path"], spec).startswith("ok"), spec
+    try:
+        for p in (0, 1):
+            assert result(sim.cmd(f"nvme_init {p}"), "nvme_init")["ok"] == "1"
+        ok(sim, "rec_format yes")
+        record(sim, "auto 1 ports=all seed=41")                      # id 1 in slot 0
+        # The next entry (slot 1, seq 1: copy 0) fails on drive 1 only.
+        fault(f"fault add write-fault:lba={entry_lbas(1, 0)}")
+        out = sim.cmd("rec_record auto 1 ports=all seed=42", timeout=600)
+        assert "nvme1: catalog I/O: Write Fault" in out, out
+        assert "withdrawn, nothing recorded" in out and "catalog: recording 2" not in out, out
+        assert "ok=1" not in out, out
+        assert ids() == ["1"]
+        assert [x["id"] for x in listing(ns(sim, 0), "--partial")] == [1]
+        fault("fault clear all")
+        r, out = record(sim, "auto 1 ports=all seed=43")
+        assert "catalog: recording 3 (slot 1 of set" in out, out    # the withdrawn slot is free again
+        assert ids() == ["1", "3"]
+        # A command that never completes on drive 1: the write times out, the queue is given up,
+        # the withdrawal cannot be submitted there: each said once, no 'invalid argument'.
+        sim.cmd("nvme_timeout 1 1")
+        fault(f"fault add drop-cqe:op=write,lba={entry_lbas(2, 0)}")
+        out = sim.cmd("rec_record auto 1 ports=all seed=44", timeout=600)
+        assert "Error: nvme1: catalog I/O: command timeout (no completion from the controller)" in out, out
+        assert "Error: nvme1: catalog write: no CPU I/O queue on this controller" in out, out
+        assert "invalid argument" not in out, out
+        assert ids() == ["1", "3"]
+        sim.cmd("nvme_timeout 1000 1")
+        assert result(sim.cmd("nvme_init 1"), "nvme_init")["ok"] == "1"
+        r, out = record(sim, "auto 1 ports=all seed=45")
+        assert ids() == ["1", "3", "5"]
+    finally:
+        sim.close()
+    a, b = ns(sim, 0), ns(sim, 1)
+    assert [(x["id"], x["bytes"]) for x in listing(a, b)] == [(1, MiB), (3, MiB), (5, MiB)]
+    out = str(tmp_path / "rec5")
+    literec("extract", a, b, "--id", 5, "-o", out, "--no-progress")
+    assert open(out, "rb").read() == stream(45, MiB)
+
 # QEMU's controller ----------------------------------------------------------------------------------
 
 @pytest.mark.xdist_group("catalog-qemu")

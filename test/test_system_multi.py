@@ -52,6 +52,12 @@ def test_each_port_has_its_own_drive(sim):
         assert (r["port"], r["ok"], r["nsze"]) == (str(port), "1", str(LBAS))
         serials.append(result(sim.cmd(f"nvme_id {port}"), "nvme_id")["serial"])
     assert serials[0] != serials[1], serials
+    # Features are per drive: a temperature threshold set on port 1 is read back there only.
+    t0 = result(sim.cmd("nvme_feature 0x04 get 0"), "nvme_feature")["value"]
+    assert result(sim.cmd("nvme_feature 0x04 340 1"), "nvme_feature")["port"] == "1"
+    r = result(sim.cmd("nvme_feature 0x04 get 1"), "nvme_feature")
+    assert (r["port"], int(r["value"], 16) & 0xffff) == ("1", 340)
+    assert result(sim.cmd("nvme_feature 0x04 get 0"), "nvme_feature")["value"] == t0 != r["value"]
 
 def test_data_goes_to_the_right_drive(sim):
     for port in (0, 1):

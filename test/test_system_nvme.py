@@ -73,8 +73,12 @@ def test_smart_counts_what_the_host_did(sim):
 
 @pytest.mark.xdist_group("nvme")
 def test_features(sim):
-    r = result(sim.cmd("nvme_feature 0x07"), "nvme_feature")
-    assert int(r["value"], 16) & 0xffff >= 0
+    # Number of queues: nvme_init asks for 2 SQs and 2 CQs (engine + CPU), the drive grants them.
+    out = sim.cmd("nvme_feature 0x07")
+    assert result(out, "nvme_feature")["value"] == "0x00010001" and "(2 I/O SQs, 2 I/O CQs allocated)" in out
+    # `get` reads without a value, so that a port can be named.
+    r = result(sim.cmd("nvme_feature 0x07 get 0"), "nvme_feature")
+    assert (r["port"], r["value"]) == ("0", "0x00010001")
     # Temperature threshold: set then get.
     sim.cmd("nvme_feature 0x04 350")
     r = result(sim.cmd("nvme_feature 0x04"), "nvme_feature")
@@ -83,6 +87,7 @@ def test_features(sim):
     # Refused before anything is sent: a reserved identifier, a feature with a data buffer.
     assert "invalid feature identifier '0': 0x01..0xff" in sim.cmd("nvme_feature 0")
     assert "feature 0x0e carries its value in a data buffer" in sim.cmd("nvme_feature 0x0e")
+    assert "invalid value 'gte': a 32-bit number to set, or get" in sim.cmd("nvme_feature 0x04 gte 0")
     # The engine's timeout counts 32 bits of 200 MHz cycles: 21474 ms at most.
     assert "invalid timeout '21475': 1..21474 ms" in sim.cmd("nvme_timeout 21475")
 

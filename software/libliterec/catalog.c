@@ -233,27 +233,31 @@ static int read_blocks(int port, int block, int n)
 	return r;
 }
 
-/* Submits the write of `blk` to `block` on every port of mask (poll_all/wait_all complete it). */
-static int write_all(uint32_t mask, int block)
+/* Submits the write of `blk` to `block` on every port of *ports; a port whose command could not be
+ * submitted is reported and taken out of *ports, which is then what poll_all/wait_all complete. */
+static int write_all(uint32_t *ports, int block)
 {
 	int p, r, err = 0;
 	for (p = 0; p < NPORTS; p++)
-		if (mask & (1u << p)) {
+		if (*ports & (1u << p)) {
 			vcopy_out(nvme_cpu_buf(p));
 			if ((r = nvme_cpu_submit(p, NVME_OP_WRITE, (uint64_t)block*per_block(p), per_block(p), 1))) {
 				io_error(p, "write", r);
+				*ports &= ~(1u << p);
 				err = -1;
 			}
 		}
 	return err;
 }
 
-static int submit_all(uint32_t mask, int op)
+/* As write_all, for a command without data (flush). */
+static int submit_all(uint32_t *ports, int op)
 {
 	int p, r, err = 0;
 	for (p = 0; p < NPORTS; p++)
-		if ((mask & (1u << p)) && (r = nvme_cpu_submit(p, op, 0, 1, 0))) {
+		if ((*ports & (1u << p)) && (r = nvme_cpu_submit(p, op, 0, 1, 0))) {
 			io_error(p, op == NVME_OP_FLUSH ? "flush" : "I/O", r);
+			*ports &= ~(1u << p);
 			err = -1;
 		}
 	return err;
@@ -289,7 +293,7 @@ static int write_entry(uint32_t mask)
 	int slot = v16(blk, E_SLOT), copy = (g32(E_SEQ) & 1) ? 0 : 1;
 	int err;
 	seal();
-	err = write_all(mask, ENTRY_BLOCK(slot, copy));
+	err = write_all(&mask, ENTRY_BLOCK(slot, copy));
 	return wait_all(mask) || err ? -1 : 0;
 }
 
@@ -907,8 +911,18 @@ int catalog_rec_begin(const struct catalog_job *j)
 	p64(E_TUPD, literec_cycles());
 	p8(E_ERR_POS, 0xff);
 	set_meta();
-	if (write_entry(act_set.ports))
+	if (write_entry(act_set.ports)) {
+		/* The drives that took the entry would list a recording that never started: withdrawn
+		 * (deleted, in the other copy) on every drive. */
+		p8(E_STATE, CATALOG_STATE_DELETED);
+		p32(E_SEQ, g32(E_SEQ) + 1);
+		if (write_entry(act_set.ports))
+			printf("Error: the catalog may list recording %lu (slot %d), which did not start: rec_delete %lu "
+				"once the drives work\n", (unsigned long)g32(E_ID), si.free_slot, (unsigned long)g32(E_ID));
+		else
+			printf("catalog: the entry could not be written on every drive: withdrawn, nothing recorded\n");
 		return -1;
+	}
 	act = 1;
 	act_phase = 0;
 	act_errors = 0;
@@ -947,9 +961,9 @@ static void checkpoint_step(const struct catalog_progress *pr, int force)
 		put_progress(pr);
 		act_ckpt_t0 = literec_cycles();
 		act_failed = 0;
-		if (submit_all(act_rec_ports, NVME_OP_FLUSH))
-			act_errors++, act_failed = 1;
 		act_pending = act_rec_ports;
+		if (submit_all(&act_pending, NVME_OP_FLUSH))
+			act_errors++, act_failed = 1;
 		act_phase = 1;
 		return;
 	case 1:
@@ -965,9 +979,9 @@ static void checkpoint_step(const struct catalog_progress *pr, int force)
 		}
 		p32(E_SEQ, g32(E_SEQ) + 1);
 		seal();
-		if (write_all(act_set.ports, ENTRY_BLOCK(v16(blk, E_SLOT), (g32(E_SEQ) & 1) ? 0 : 1)))
-			act_errors++, act_failed = 1;
 		act_pending = act_set.ports;
+		if (write_all(&act_pending, ENTRY_BLOCK(v16(blk, E_SLOT), (g32(E_SEQ) & 1) ? 0 : 1)))
+			act_errors++, act_failed = 1;
 		act_phase = 2;
 		return;
 	case 2:
@@ -1024,7 +1038,7 @@ void catalog_rec_drop(uint64_t data_offset, uint64_t bytes)
 int catalog_rec_end(const struct catalog_result *res)
 {
 	int k, w, err;
-	uint32_t id;
+	uint32_t id, pending;
 	uint64_t t_end = literec_cycles(), u_end;
 	if (!act)
 		return 0;
@@ -1034,7 +1048,8 @@ int catalog_rec_end(const struct catalog_result *res)
 	while (act_phase)
 		checkpoint_step(NULL, 0);
 	/* The data first (flush), then the entry that says it is there. */
-	if (submit_all(act_rec_ports, NVME_OP_FLUSH) || wait_all(act_rec_ports))
+	pending = act_rec_ports;
+	if (submit_all(&pending, NVME_OP_FLUSH) | wait_all(pending))   /* both: the submitted ones complete */
 		act_errors++;
 	put_progress(&res->p);
 	p8(E_STATE, res->state);
@@ -1129,6 +1144,7 @@ int catalog_format(uint32_t mask)
 	int p, n = 0, k, err = 0;
 	char hex[17];
 	uint8_t id[16];
+	uint32_t one;
 
 	for (p = 0; p < NPORTS; p++)
 		if (mask & (1u << p)) {
@@ -1187,8 +1203,9 @@ int catalog_format(uint32_t mask)
 			if (r)
 				io_error(p, "write zeroes", r);
 		}
-		if (write_all(1u << p, 0) || wait_all(1u << p) || write_all(1u << p, 1) || wait_all(1u << p) ||
-		    submit_all(1u << p, NVME_OP_FLUSH) || wait_all(1u << p))
+		one = 1u << p;      /* changed only by a failed submission, which ends the sequence */
+		if (write_all(&one, 0) || wait_all(one) || write_all(&one, 1) || wait_all(one) ||
+		    submit_all(&one, NVME_OP_FLUSH) || wait_all(one))
 			err = -1;
 		k++;
 	}

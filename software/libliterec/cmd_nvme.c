@@ -240,9 +240,10 @@ static void nvme_feature_handler(int nb_params, char **params)
 {
 	unsigned long fid, val;
 	uint32_t dw0;
-	int port, r, set = nb_params >= 2;
+	int port, r, set = nb_params >= 2 && strcmp(params[1], "get") != 0;
 	if (nb_params < 1) {
-		printf("nvme_feature <fid> [value] [port]   (4: temperature threshold, 6: write cache, 7: queues)\n");
+		printf("nvme_feature <fid> [value|get] [port]   (4: temperature threshold, 6: write cache, 7: queues; "
+			"get: read the feature of another port)\n");
 		return;
 	}
 	if (literec_parse_ulong(params[0], &fid) || fid == 0 || fid > 0xff) {
@@ -258,7 +259,7 @@ static void nvme_feature_handler(int nb_params, char **params)
 		return;
 	}
 	if (set && (literec_parse_ulong(params[1], &val) || val > 0xffffffffUL)) {
-		printf("Error: invalid value '%s': a 32-bit number\n", params[1]);
+		printf("Error: invalid value '%s': a 32-bit number to set, or get\n", params[1]);
 		return;
 	}
 	if (nvme_arg_port(nb_params, params, 2, &port) || nvme_need_init(port))
@@ -278,7 +279,7 @@ static void nvme_feature_handler(int nb_params, char **params)
 		printf(" (volatile write cache %s)", (dw0 & 1) ? "enabled" : "disabled");
 	printf("\nRESULT name=nvme_feature port=%d fid=0x%02lx value=0x%08lx\n", port, fid, (unsigned long)dw0);
 }
-define_command(nvme_feature, nvme_feature_handler, "Get/Set Features: nvme_feature <fid> [value] [port]", LITEREC_CMDS);
+define_command(nvme_feature, nvme_feature_handler, "Get/Set Features: nvme_feature <fid> [value|get] [port]", LITEREC_CMDS);
 
 /* I/O commands ---------------------------------------------------------------------------------- */
 
