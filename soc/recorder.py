@@ -139,6 +139,8 @@ def add_nvme_port(soc, index, phy, with_bench=True):
         "PCIE_DRAM_WINDOW_BASE":  main_ram_base + offset,
         "PCIE_DRAM_WINDOW_SIZE":  size,
         "PCIE_ROOT_MPS":          phy.root_mps_cap,
+        "PCIE_ROOT_LINK_GEN":     phy.root_link_cap[0],
+        "PCIE_ROOT_LINK_WIDTH":   phy.root_link_cap[1],
     }
     for name, value in shared.items():
         if name not in soc.constants:

@@ -56,6 +56,14 @@ def test_peak_sweep_points_addresses_and_rates(sim):
     assert float(pts[-1]["write_mibps"]) > float(pts[0]["write_mibps"])
     assert float(pts[-1]["read_mibps"]) > float(pts[0]["read_mibps"])
 
+def test_requests_larger_than_the_drives_transfer_size(sim):
+    """A 4 MiB request is four commands of the drive's 1 MiB MDTS (seed-ssd1: MDTS 8): the run waits for
+    all of them, and IOPS count requests (they were counted per command: an iops_ratio 4x the ratio)."""
+    r = result(sim.cmd("nvme_bench seq write 4096 4 16", timeout=600), "nvme_bench")
+    assert (r["requests"], r["commands"], r["bytes"]) == ("4", "16", str(16*MiB)), r
+    assert int(r["iops"]) == 4*int(F)//int(r["cycles"])
+    assert abs(float(r["iops_ratio"]) - float(r["ratio"])) <= 0.01*float(r["ratio"]) + 0.0002, r
+
 def test_sizes_sweep_from_512_bytes_to_128_kib(sim):
     out = sim.cmd("nvme_bench sizes 9999 kib=256", timeout=600)
     assert "nvme0: QD 9999 is beyond the I/O queue (512 entries): QD 511" in out

@@ -126,3 +126,12 @@ def test_recording_is_striped_over_both_drives(sim):
     # One drive alone holds only every other chunk: replaying it alone fails from its second chunk.
     r = result(sim.cmd(f"rec_replay 2048 {mib} seed={seed} ports=1", timeout=600), "rec_replay")
     assert r["ok"] == "1" and r["first_error"] == "0" and int(r["errors"]) > 0
+
+def test_selftests_striped_over_both_drives(sim):
+    """#07 (sessions start on stripe rows) and #09 (a range crossing the end of the media) across two
+    drives: #09 failed ('accepted': two chunks from the last row are one row on two drives)."""
+    for port in (0, 1):
+        assert result(sim.cmd(f"nvme_init {port}"), "nvme_init")["ok"] == "1"
+    for test in (7, 9):
+        out = sim.cmd(f"rec_selftest ports=all region=8 test={test}", timeout=900)
+        assert result(out, "rec_selftest") == dict(name="rec_selftest", test=str(test), **{"pass": "1"}), out

@@ -58,8 +58,13 @@ def test_bad_arguments(sim):
     assert "Error: invalid offset '0x3': a dword-aligned offset 0x000..0xffc" in sim.cmd("pcie_cfg_rd 0x3")
     assert "Error: invalid offset '0x1000'" in sim.cmd("pcie_cfg_rd 0x1000")
     assert "Error: invalid port '7': allowed 0..0" in sim.cmd("pcie_cfg_rd 0x0 7")
-    assert "Error: invalid offset in 'bar0+zz' (expected bar0+OFFSET)" in sim.cmd("pcie_mem_rd bar0+zz")
-    assert "Error: invalid address '-4' (expected ADDR or bar0+OFFSET)" in sim.cmd("pcie_mem_rd -4")
+    bad_offset = "Error: invalid offset in '{}': bar0+OFFSET with OFFSET 0..0x3fff (BAR0 is 16384 bytes)"
+    for off in ("zz", "-4", "0x4000", "0x10000000000000000"):
+        assert bad_offset.format("bar0+" + off) in sim.cmd(f"pcie_mem_rd bar0+{off}")
+    assert "mem[0xc0003ffc]" in sim.cmd("pcie_mem_rd bar0+0x3ffc")    # the BAR's last dword
+    bad_address = "Error: invalid address '{}' (expected a 64-bit ADDR or bar0+OFFSET)"
+    for adr in ("-4", "0x10000000000000000"):
+        assert bad_address.format(adr) in sim.cmd(f"pcie_mem_rd {adr}")
     assert "not dword aligned" in sim.cmd("pcie_mem_rd bar0+0x2")
     assert "Error: invalid value '0x1ffffffff': a 32-bit number" in sim.cmd("pcie_mem_wr bar0+0x24 0x1ffffffff")
     assert "pcie_cfg_rd <offset> [port]" in sim.cmd("pcie_cfg_rd")

@@ -172,6 +172,30 @@ def test_abort_drops_the_partial_chunk(healthy):
     assert read_ns(sim, 24576*512 + 2*MiB, 6*MiB) == pattern_bytes(600, 6*MiB, first_word=2*MiB//4)
     assert "stop= and abort= exclude each other" in sim.cmd("rec_record 0 8 stop=1 abort=2")
 
+def test_a_running_recording_keeps_its_queue_engine(healthy):
+    """While a recording runs, a benchmark, an I/O command through the engine and a PCIe scan of its
+    port are refused (they took the engine or the drive's DMA away: the recording stalled); the
+    recording ends complete and exact."""
+    sim = healthy
+    lba, seed = 8192, 0x5eed0009
+    out = sim.cmd(f"rec_start {lba} 2 rate=40 seed={seed}")
+    assert "RESULT name=rec_start" in out, out
+    refused = "the queue engine serves the running recording or replay (rec_stop / rec_abort / rec_wait first)"
+    out = sim.cmd("nvme_bench seq write 128 4 8")
+    assert f"Error: nvme0: {refused}" in out and "RESULT name=nvme_bench ok=0" in out, out
+    out = sim.cmd(f"nvme_read {lba} 8")
+    assert refused in out and result(out, "nvme_read")["ok"] == "0", out
+    out = sim.cmd("pcie_scan 0")
+    assert f"Error: pcie0: not scanned: {refused}" in out, out
+    assert result(sim.cmd("rec_status"), "rec_status")["state"] == "running"
+    out = sim.cmd("rec_wait", timeout=600)
+    st = result(sim.cmd("rec_status"), "rec_status")
+    assert (st["state"], st["bytes_committed"]) == ("done", str(2*MiB)), out
+    assert read_ns(sim, lba*512, 2*MiB) == pattern_bytes(seed, 2*MiB)
+    # Once the recording is over, the same commands run.
+    assert result(sim.cmd(f"nvme_read {lba} 8"), "nvme_read")["ok"] == "1"
+    assert result(sim.cmd("nvme_bench seq read 128 4 1"), "nvme_bench")["mbps"] != "0.000"
+
 def test_selftest_suite_passes(healthy):
     sim = healthy
     out = sim.cmd("rec_selftest region=8 sweep=16", timeout=900)

@@ -51,7 +51,29 @@ struct gen_run {
 	void    *ctx;
 	/* Out (from the port's statistics) */
 	uint64_t cmds, bytes, cycles, lat_sum, lat_max, errors, pushes;
+	uint64_t requests;           /* completed requests: cmds / per_request */
+	uint32_t per_request;        /* NVMe commands per request (the engine splits at max_xfer) */
 };
+
+/* n events in cycles of the modeled clock, per second (64-bit: n x f apart when it would overflow). */
+static uint64_t per_second(uint64_t n, uint64_t cycles)
+{
+	uint64_t us;
+	if (!cycles)
+		return 0;
+	if (n <= ~0ULL/CONFIG_CLOCK_FREQUENCY)
+		return n*CONFIG_CLOCK_FREQUENCY/cycles;
+	us = literec_cycles_to_us(cycles);
+	return n/us*1000000 + n % us*1000000/us;
+}
+
+/* Mean of sum over n, in us x 1000 (sum in cycles; no 64-bit overflow for sums of years). */
+static uint64_t mean_us_x1000(uint64_t sum, uint64_t n)
+{
+	if (!n)
+		return 0;
+	return literec_cycles_to_us(sum/n*1000 + sum % n*1000/n);
+}
 
 /* Runs the generator on a port; 0 when every request completed without an error, -1 otherwise
  * (the reason printed). */
@@ -59,9 +81,14 @@ static int gen_run(struct gen_run *g)
 {
 	struct nvme_ctrl *c = &nvme_ctrls[g->port];
 	struct nvme_engine_status st;
-	uint64_t mask, ring, t0, tl, timeout, now;
+	uint64_t mask, ring, t0, tl, tp, timeout, now, done, last = 0, expected;
+	uint32_t max_blocks = c->max_xfer >> c->lba_shift;
 	int port = g->port, stopped = 0, timed_out = 0;
 
+	if (nvme_engine_in_use(port)) {
+		printf("Error: nvme%d: %s\n", port, nvme_strerror(NVME_ERR_IN_USE));
+		return -1;
+	}
 	nvme_engine_status(port, &st);
 	if (st.error) {
 		nvme_report_engine(port);
@@ -95,15 +122,23 @@ static int gen_run(struct gen_run *g)
 		(1 << CSR_NVME0_CTRL_SOURCE_OFFSET));
 	WR(port, GEN_CTRL, (1 << CSR_NVME0_GEN_CTRL_START_OFFSET) | (g->random << CSR_NVME0_GEN_CTRL_RANDOM_OFFSET) |
 		(g->op << CSR_NVME0_GEN_CTRL_OP_OFFSET));
-	t0 = tl = literec_cycles();
+	t0 = tl = tp = literec_cycles();
 	timeout = literec_us_to_cycles(600000000ULL);   /* 600 s of modeled time without progress */
+	/* The engine splits a request into commands of max_xfer: the statistics count commands. */
+	g->per_request = g->blocks/max_blocks + (g->blocks % max_blocks != 0);
+	expected = (uint64_t)g->count*g->per_request;
 	for (;;) {
 		nvme_engine_status(port, &st);
 		if (st.error && (st.outstanding == 0 || st.err_status == NVME_STATUS_TIMEOUT))
 			break;
-		if ((stopped || RD64(port, ST_COMMANDS) >= g->count) && st.outstanding == 0)
+		done = RD64(port, ST_COMMANDS);
+		if ((stopped || (done >= expected && !RD(port, GEN_BUSY))) && st.outstanding == 0)
 			break;
 		now = literec_cycles();
+		if (done != last) {
+			last = done;
+			tp = now;
+		}
 		if (!stopped && g->count == GEN_UNTIL_STOPPED && now - t0 >= g->duration) {
 			/* Stop: the engine goes back to the CPU source, the commands in flight complete (the
 			 * last interval ends here: commands completed later are only in the totals). */
@@ -115,7 +150,7 @@ static int gen_run(struct gen_run *g)
 			tl += g->interval;
 			g->tick(g, now - t0, RD64(port, ST_COMMANDS));
 		}
-		if (g->count != GEN_UNTIL_STOPPED && now - t0 > timeout) {
+		if (now - tp > timeout) {
 			timed_out = 1;
 			break;
 		}
@@ -130,15 +165,21 @@ static int gen_run(struct gen_run *g)
 	g->errors  = RD64(port, ST_ERRORS);
 	g->cycles  = RD64(port, ST_ELAPSED);
 	g->pushes  = RD(port, REQ_PUSHES);
+	g->requests = g->cmds/g->per_request;
 	if (!g->cycles)
 		g->cycles = 1;
 	if (timed_out) {
-		printf("Error: nvme%d: the benchmark did not finish in 600 s of modeled time (%llu of %lu commands)\n",
-			port, (unsigned long long)g->cmds, (unsigned long)g->count);
+		printf("Error: nvme%d: the benchmark made no progress for 600 s of modeled time (%llu of %llu commands)\n",
+			port, (unsigned long long)g->cmds, (unsigned long long)expected);
 		return -1;
 	}
 	if (st.error) {
 		nvme_report_engine(port);
+		return -1;
+	}
+	if (g->count == GEN_UNTIL_STOPPED && !stopped) {
+		printf("Error: nvme%d: the generator issued all of its %lu requests before the duration ended: "
+			"a shorter duration\n", port, (unsigned long)GEN_UNTIL_STOPPED);
 		return -1;
 	}
 	return 0;
@@ -336,20 +377,20 @@ static void bench_single(int nb_params, char **params)
 	 * header too (20 B; a 64-bit address would cost 24 B). */
 	limit = link_limit_kbps(pcie_devs[port].link_gen, pcie_devs[port].link_width, pcie_devs[port].mps, 20);
 	mbps_x1000 = rec_kbps(g.bytes, g.cycles);
-	iops = g.cmds*CONFIG_CLOCK_FREQUENCY/g.cycles;
+	iops = per_second(g.requests, g.cycles);
 	printf("nvme%d: %s %s %lu KiB QD %lu: %llu commands, %llu bytes in %llu cycles (%llu us): ",
 		port, params[0], params[1], kib, qd, (unsigned long long)g.cmds, (unsigned long long)g.bytes,
 		(unsigned long long)g.cycles, (unsigned long long)(literec_cycles_to_us(g.cycles)));
 	literec_print_fixed(mbps_x1000, 3);
 	printf(" MB/s, %llu IOPS\n", (unsigned long long)iops);
-	printf("RESULT name=nvme_bench pattern=%s op=%s kib=%lu qd=%lu commands=%llu bytes=%llu cycles=%llu mbps=",
-		params[0], params[1], kib, qd, (unsigned long long)g.cmds, (unsigned long long)g.bytes,
-		(unsigned long long)g.cycles);
+	printf("RESULT name=nvme_bench pattern=%s op=%s kib=%lu qd=%lu commands=%llu requests=%llu bytes=%llu cycles=%llu mbps=",
+		params[0], params[1], kib, qd, (unsigned long long)g.cmds, (unsigned long long)g.requests,
+		(unsigned long long)g.bytes, (unsigned long long)g.cycles);
 	literec_print_fixed(mbps_x1000, 3);
 	printf(" iops=%llu lat_mean_us=", (unsigned long long)iops);
-	literec_print_fixed(g.lat_sum*1000000/(g.cmds ? g.cmds : 1)/(CONFIG_CLOCK_FREQUENCY/1000), 3);
+	literec_print_fixed(mean_us_x1000(g.lat_sum, g.cmds), 3);
 	printf(" lat_max_us=");
-	literec_print_fixed(g.lat_max*1000000/(CONFIG_CLOCK_FREQUENCY/1000), 3);
+	literec_print_fixed(literec_cycles_to_us(g.lat_max*1000), 3);
 	printf(" link_limit_mbps=");
 	literec_print_fixed(limit, 3);
 	printf(" ratio=");
@@ -491,7 +532,7 @@ static void bench_sizes(int nb_params, char **params)
 				"cycles=%llu mbps=", a.port, op ? "read" : "write", (unsigned long)size, qd,
 				(unsigned long long)g.cmds, (unsigned long long)g.bytes, (unsigned long long)g.cycles);
 			literec_print_fixed(rec_kbps(g.bytes, g.cycles), 3);
-			printf(" iops=%llu\n", (unsigned long long)(g.cmds*CONFIG_CLOCK_FREQUENCY/g.cycles));
+			printf(" iops=%llu\n", (unsigned long long)per_second(g.requests, g.cycles));
 			points++;
 		}
 	}
@@ -528,8 +569,16 @@ static int full_phase(int port, struct rec_job *j, struct rec_result *r, uint64_
 		printf(" temp_c=%d\n", rec_temperature(j->mask));
 		prev_bytes = bytes;
 		prev_cycles = r->cycles;
-		if (done || !r->busy)
-			return r->ok && (j->replay ? r->errors == 0 : 1) ? 0 : -1;
+		if (done || !r->busy) {
+			/* A replay: every word of the region compared, none beyond it, none differing. */
+			if (j->replay && (r->errors || r->extra_beats || r->checked_beats*RECORDER_WORD_BYTES != j->bytes)) {
+				printf("Error: nvme%d: read back %llu word errors, %llu of %llu words checked, %llu extra\n", port,
+					(unsigned long long)r->errors, (unsigned long long)r->checked_beats,
+					(unsigned long long)(j->bytes/RECORDER_WORD_BYTES), (unsigned long long)r->extra_beats);
+				return -1;
+			}
+			return r->ok ? 0 : -1;
+		}
 	}
 }
 
@@ -574,9 +623,7 @@ static void bench_full(int nb_params, char **params)
 	bad = rec_job_start(&j) || full_phase(a.port, &j, &w, interval_ms*1000ULL);
 	if (!bad) {
 		j.replay = 1;
-		if (rec_job_check(&j))
-			return;
-		bad = rec_job_start(&j) || full_phase(a.port, &j, &rd, interval_ms*1000ULL);
+		bad = rec_job_check(&j) || rec_job_start(&j) || full_phase(a.port, &j, &rd, interval_ms*1000ULL);
 	}
 	t1 = rec_temperature(j.mask);
 	units1 = smart_units_written(a.port);

@@ -288,7 +288,7 @@ static void io_result(int port, const char *name, int op, uint64_t lba, uint32_t
 {
 	struct nvme_ctrl *c = &nvme_ctrls[port];
 	uint64_t bytes = (op == NVME_OP_READ || op == NVME_OP_WRITE) ? ((uint64_t)blocks << c->lba_shift) : 0;
-	uint64_t us = cycles*1000000/CONFIG_CLOCK_FREQUENCY;
+	uint64_t us = literec_cycles_to_us(cycles);
 	if (r) {
 		if (r == NVME_ERR_ENGINE)
 			nvme_report_engine(port);

@@ -3,6 +3,7 @@
 //
 // PCIe BIOS commands: pcie_scan, pcie_link, pcie_cfg_rd/wr, pcie_mem_rd/wr, pcie_stats.
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 #include "literec.h"
 #include "pcie.h"
+#include "nvme.h"
 
 #ifdef CSR_PCIE0_BASE
 
@@ -43,9 +45,11 @@ static int parse_mem_addr_any(int port, const char *s, uint64_t *adr)
 		}
 		v = 0;
 		if (s[4] == '+') {
+			errno = 0;
 			v = strtoull(s + 5, &end, 0);
-			if (*end || end == s + 5) {
-				printf("Error: invalid offset in '%s' (expected bar0+OFFSET)\n", s);
+			if (*end || end == s + 5 || s[5] == '-' || s[5] == '+' || errno || v >= pcie_devs[port].bar0_size) {
+				printf("Error: invalid offset in '%s': bar0+OFFSET with OFFSET 0..0x%llx (BAR0 is %llu bytes)\n", s,
+					(unsigned long long)(pcie_devs[port].bar0_size - 1), (unsigned long long)pcie_devs[port].bar0_size);
 				return -1;
 			}
 		} else if (s[4]) {
@@ -55,9 +59,10 @@ static int parse_mem_addr_any(int port, const char *s, uint64_t *adr)
 		*adr = pcie_devs[port].bar0 + v;
 		return 0;
 	}
+	errno = 0;
 	v = strtoull(s, &end, 0);
-	if (*end || end == s || *s == '-' || *s == '+') {        /* strtoull takes a sign: not an address */
-		printf("Error: invalid address '%s' (expected ADDR or bar0+OFFSET)\n", s);
+	if (*end || end == s || *s == '-' || *s == '+' || errno) {   /* strtoull takes a sign: not an address */
+		printf("Error: invalid address '%s' (expected a 64-bit ADDR or bar0+OFFSET)\n", s);
 		return -1;
 	}
 	*adr = v;
@@ -109,9 +114,22 @@ static void pcie_scan_handler(int nb_params, char **params)
 		first = last = port;
 	}
 	for (port = first; port <= last; port++) {
+#ifdef CSR_NVME0_BASE
+		/* Enumeration turns the device's memory decoding and DMA off while it assigns BAR0. */
+		if (nvme_engine_in_use(port)) {
+			printf("Error: pcie%d: not scanned: %s\n", port, nvme_strerror(NVME_ERR_IN_USE));
+			continue;
+		}
+#endif
 		r = pcie_enumerate(port, 1);
 		if (r != PCIE_OK) {
 			printf("pcie%d: enumeration failed: %s\n", port, pcie_strerror(r));
+#ifdef CSR_NVME0_BASE
+			if (nvme_ctrls[port].initialized) {
+				nvme_ctrls[port].initialized = 0;    /* no BAR0 any more */
+				printf("pcie%d: its NVMe controller needs nvme_init\n", port);
+			}
+#endif
 			continue;
 		}
 		found++;

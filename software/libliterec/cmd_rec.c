@@ -213,6 +213,6 @@ static void rec_uptime_handler(int nb_params, char **params)
 {
 	uint64_t c = literec_cycles();
 	printf("RESULT name=uptime cycles=%llu us=%llu\n", (unsigned long long)c,
-		(unsigned long long)(c/(CONFIG_CLOCK_FREQUENCY/1000000)));
+		(unsigned long long)literec_cycles_to_us(c));
 }
 define_command(rec_uptime, rec_uptime_handler, "Modeled time since power-up (64-bit cycle counter)", LITEREC_CMDS);

@@ -1319,6 +1319,19 @@ static void pulse(int offset, const char *what)
 	printf("%s: sent\n", what);
 }
 
+int rec_job_abort(void)
+{
+	struct rec_result r;
+	if (!cur_valid || !STATUS_BIT(recorder_status_read(), BUSY))
+		return 0;
+	recorder_ctrl_write(ctrl_config(&cur_job) | (1 << CSR_RECORDER_CTRL_ABORT_OFFSET));
+	/* The commands in flight complete (or time out in the engine) within its timeout. */
+	if (rec_job_wait(&cur_job, &r, 1000000, 0))
+		return 0;
+	printf("Error: the recorder did not end within 1 s of modeled time after an abort\n");
+	return -1;
+}
+
 static void rec_stop_handler(int nb_params, char **params) { pulse(CSR_RECORDER_CTRL_STOP_OFFSET, "rec_stop"); }
 define_command(rec_stop, rec_stop_handler, "Stop the recording (the partly filled chunk is padded with zeros)", LITEREC_CMDS);
 

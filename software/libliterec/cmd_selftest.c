@@ -45,12 +45,21 @@ static int st_fail(const char *what)
 	return -1;
 }
 
-static void st_job(struct st_ctx *x, struct rec_job *j, uint64_t first_chunk, uint64_t chunks, uint32_t seed)
+/* Drives the chunks are striped over. */
+static int st_width(struct st_ctx *x)
 {
 	int n = 0, p;
-	rec_job_init(j);
 	for (p = 0; p < NPORTS; p++)
 		n += (x->mask >> p) & 1;
+	return n;
+}
+
+/* A session of `chunks` from chunk `first_chunk` of the region: first_chunk is a multiple of the
+ * drive count (a session starts a stripe row). */
+static void st_job(struct st_ctx *x, struct rec_job *j, uint64_t first_chunk, uint64_t chunks, uint32_t seed)
+{
+	int n = st_width(x);
+	rec_job_init(j);
 	j->mask  = x->mask;
 	j->seed  = seed;
 	j->bytes = chunks*CHUNK;
@@ -95,9 +104,8 @@ static int st_verify(struct st_ctx *x, uint64_t first, uint64_t chunks, uint32_t
 
 static void print_mibps(uint64_t bytes, uint64_t cycles)
 {
-	/* MiB/s as the seed prints it. */
-	uint64_t v = cycles ? bytes*CONFIG_CLOCK_FREQUENCY/cycles/(1024*1024) : 0;
-	printf("%llu MiB/s", (unsigned long long)v);
+	/* MiB/s as the seed prints it (rec_kbps: MB/s x 1000 without 64-bit overflow). */
+	printf("%llu MiB/s", (unsigned long long)(rec_kbps(bytes, cycles)*1000/1048576));
 }
 
 /* Tests ------------------------------------------------------------------------------------------ */
@@ -107,18 +115,22 @@ static int t_link(struct st_ctx *x)
 	int p, up, gen, width, ltssm, bad = 0;
 	for (p = 0; p < NPORTS; p++) {
 		struct pcie_dev *d = &pcie_devs[p];
+		/* The link trains to the lower of the two ends' capabilities. */
+		int cap_gen   = d->max_link_gen < PCIE_ROOT_LINK_GEN ? d->max_link_gen : PCIE_ROOT_LINK_GEN;
+		int cap_width = d->max_link_width < PCIE_ROOT_LINK_WIDTH ? d->max_link_width : PCIE_ROOT_LINK_WIDTH;
 		if (!(x->mask & (1u << p)))
 			continue;
 		pcie_link_status(p, &up, &gen, &width, &ltssm);
-		printf("  pcie%d: root port link %s Gen%d x%d, SSD %s, trained Gen%d x%d of Gen%d x%d, %s\n", p,
-			up ? "up" : "down", gen, width, d->present ? "found" : "missing", d->link_gen, d->link_width,
+		printf("  pcie%d: root port link %s Gen%d x%d, SSD %s, trained Gen%d x%d of Gen%d x%d (root port Gen%d x%d, "
+			"SSD Gen%d x%d), %s\n", p, up ? "up" : "down", gen, width, d->present ? "found" : "missing",
+			d->link_gen, d->link_width, cap_gen, cap_width, PCIE_ROOT_LINK_GEN, PCIE_ROOT_LINK_WIDTH,
 			d->max_link_gen, d->max_link_width, nvme_ctrls[p].initialized ? "initialized" : "not initialized");
 		if (!up || !d->present || !nvme_ctrls[p].initialized)
 			bad = 1;
-		else if (gen != d->max_link_gen || width != d->max_link_width)
+		else if (gen != cap_gen || width != cap_width)
 			bad = 1;
 	}
-	return bad ? st_fail("a link is down or below the drive's capability, or a drive is not initialized") : 0;
+	return bad ? st_fail("a link is down or below what both ends can train, or a drive is not initialized") : 0;
 }
 
 /* Waits until the pattern source has produced all its beats by itself (DONE), 1 s of modeled time. */
@@ -290,28 +302,31 @@ static int t_end_early(struct st_ctx *x, int abort)
 
 static int t_sessions(struct st_ctx *x)
 {
+	/* In units of n chunks (n drives: a session starts a stripe row). */
 	static const uint64_t order[][2] = {{10, 4}, {2, 4}, {6, 4}};
 	struct rec_result r;
+	uint64_t n = st_width(x);
 	int i;
-	if (x->region_chunks < 16)
-		return st_fail("the region is smaller than 16 chunks");
-	printf("  writing 16 chunks at chunk 0\n");
-	if (st_record(x, 0, 16, 0x0700, &r))
+	if (x->region_chunks < 16*n)
+		return st_fail("the region is smaller than 16 chunks per drive");
+	printf("  writing %llu chunks at chunk 0\n", (unsigned long long)(16*n));
+	if (st_record(x, 0, 16*n, 0x0700, &r))
 		return -1;
 	for (i = 0; i < 3; i++) {
-		printf("  writing %llu chunks at chunk %llu\n", (unsigned long long)order[i][1], (unsigned long long)order[i][0]);
-		if (st_record(x, order[i][0], order[i][1], 0x0710 + i, &r))
+		printf("  writing %llu chunks at chunk %llu\n", (unsigned long long)(order[i][1]*n),
+			(unsigned long long)(order[i][0]*n));
+		if (st_record(x, order[i][0]*n, order[i][1]*n, 0x0710 + i, &r))
 			return -1;
 	}
 	/* Read back in another order; the gaps still hold the first session's data. */
-	if (st_verify(x, 6, 4, 0x0712) || st_verify(x, 10, 4, 0x0710) || st_verify(x, 2, 4, 0x0711))
+	if (st_verify(x, 6*n, 4*n, 0x0712) || st_verify(x, 10*n, 4*n, 0x0710) || st_verify(x, 2*n, 4*n, 0x0711))
 		return -1;
 	{
-		/* Against the first session's pattern exactly chunks 2..13 differ. */
+		/* Against the first session's pattern exactly chunks 2n..14n-1 differ. */
 		struct rec_result v;
-		if (st_replay(x, 0, 16, 0x0700, 0, &v))
+		if (st_replay(x, 0, 16*n, 0x0700, 0, &v))
 			return -1;
-		if (v.first_error != 2*CHUNK || v.errors != 12*CHUNK/4)
+		if (v.first_error != 2*n*CHUNK || v.errors != 12*n*CHUNK/4)
 			return st_fail("a session wrote outside its chunks");
 	}
 	return 0;
@@ -325,14 +340,14 @@ static int t_sweep(struct st_ctx *x)
 	for (n = 1; n <= x->max_sweep && 2*n - 1 <= x->region_chunks; n *= 2) {
 		if (st_record(x, n - 1, n, 0x0800 + n, &r))
 			return -1;
-		printf("  writing %lu chunks took %llu ns => ", n, (unsigned long long)(r.cycles*1000000000ULL/CONFIG_CLOCK_FREQUENCY));
+		printf("  writing %lu chunks took %llu ns => ", n, (unsigned long long)(literec_cycles_to_us(r.cycles*1000)));
 		print_mibps(r.bytes, r.cycles);
 		printf("\n");
 		printf("RESULT name=rec_selftest_sweep op=write chunks=%lu bytes=%llu cycles=%llu\n", n,
 			(unsigned long long)r.bytes, (unsigned long long)r.cycles);
 		if (st_replay(x, n - 1, n, 0x0800 + n, 0, &r))
 			return -1;
-		printf("  reading %lu chunks took %llu ns => ", n, (unsigned long long)(r.cycles*1000000000ULL/CONFIG_CLOCK_FREQUENCY));
+		printf("  reading %lu chunks took %llu ns => ", n, (unsigned long long)(literec_cycles_to_us(r.cycles*1000)));
 		print_mibps(r.bytes, r.cycles);
 		printf("\n");
 		printf("RESULT name=rec_selftest_sweep op=read chunks=%lu bytes=%llu cycles=%llu errors=%llu\n", n,
@@ -388,7 +403,7 @@ static int t_invalid(struct st_ctx *x)
 	if (rec_job_check(&j) == 0)
 		return st_fail("accepted");
 	printf("  range crossing the end of the media:\n  ");
-	st_job(x, &j, 0, 2, 1);
+	st_job(x, &j, 0, st_width(x) + 1, 1);     /* two stripe rows from the last one */
 	j.lba = nvme_ctrls[p].nsze - CHUNK/nvme_ctrls[p].lba_size;
 	if (rec_job_check(&j) == 0)
 		return st_fail("accepted");
@@ -424,8 +439,11 @@ static int t_full(struct st_ctx *x)
 	printf("  reading %llu bytes took %llu us => ", (unsigned long long)r.bytes,
 		(unsigned long long)(literec_cycles_to_us(r.cycles)));
 	print_mibps(r.bytes, r.cycles);
-	printf(", %llu word errors\n", (unsigned long long)r.errors);
-	return r.errors ? st_fail("read back data differs") : 0;
+	printf(", %llu word errors, %llu words checked, %llu extra\n", (unsigned long long)r.errors,
+		(unsigned long long)r.checked_beats, (unsigned long long)r.extra_beats);
+	/* Every word of the region compared, none beyond it, none differing. */
+	return r.errors || r.extra_beats || r.checked_beats*RECORDER_WORD_BYTES != x->region_chunks*CHUNK ?
+		st_fail("read back data differs") : 0;
 }
 
 /* Command --------------------------------------------------------------------------------------- */
@@ -545,11 +563,14 @@ static void rec_selftest_handler(int nb_params, char **params)
 		printf("RESULT name=rec_selftest test=%d pass=%d\n", i, r ? 0 : 1);
 		failed += r ? 1 : 0;
 		n++;
-		/* A failing test may leave an engine stopped: bring the drives back for the next one. */
-		if (r)
+		/* A failing test may leave the recorder running or an engine stopped: end the one, bring
+		 * the drives back for the next test. */
+		if (r) {
+			rec_job_abort();
 			for (p = 0; p < NPORTS; p++)
-				if (x.mask & (1u << p))
-					nvme_init(p, 0);
+				if ((x.mask & (1u << p)) && nvme_init(p, 0))
+					printf("Error: nvme%d: nvme_init after the failed test did not succeed\n", p);
+		}
 	}
 	printf("****************************************************************\n");
 	printf("Overall Test Summary: %s\n%d of %d tests failed\n", failed ? "FAIL" : "PASS", failed, n);

@@ -193,6 +193,7 @@ const char *nvme_strerror(int r)
 	case NVME_ERR_NO_CPUQ:   return "no CPU I/O queue on this controller (it granted one I/O queue pair only, or a command timed out: run nvme_init)";
 	case NVME_ERR_BUSY:      return "the CPU I/O queue has a command in flight";
 	case NVME_ERR_SHUTDOWN:  return "shutdown not complete (CSTS.SHST did not report it in time)";
+	case NVME_ERR_IN_USE:    return "the queue engine serves the running recording or replay (rec_stop / rec_abort / rec_wait first); nothing was sent";
 	default:                 return r > 0 ? nvme_status_str(r) : "unknown error";
 	}
 }
@@ -437,6 +438,16 @@ void nvme_engine_status(int port, struct nvme_engine_status *s)
 void nvme_engine_source(int port, int source)
 {
 	engine_ctrl(port, 1, source, source == NVME_SRC_CPU ? 0 : CTRL_STATS_CLEAR);
+}
+
+int nvme_engine_in_use(int port)
+{
+#ifdef CSR_RECORDER_BASE
+	uint32_t source = (RD(port, CTRL) >> CSR_NVME0_CTRL_SOURCE_OFFSET) & ((1 << CSR_NVME0_CTRL_SOURCE_SIZE) - 1);
+	return source == NVME_SRC_EXT && (recorder_status_read() & (1 << CSR_RECORDER_STATUS_BUSY_OFFSET));
+#else
+	return 0;
+#endif
 }
 
 void nvme_engine_set_qd(int port, int qd)
@@ -743,6 +754,8 @@ int nvme_io(int port, int op, uint64_t lba, uint32_t blocks, uint32_t addr, uint
 
 	if (nvme_io_check(port, op, lba, blocks, addr))
 		return NVME_ERR_ARG;
+	if (nvme_engine_in_use(port))
+		return NVME_ERR_IN_USE;
 	nvme_engine_status(port, &st);
 	if (st.error)
 		return NVME_ERR_STOPPED;

@@ -25,6 +25,7 @@
 #define NVME_ERR_NO_CPUQ   (-10)  /* no CPU I/O queue on this controller (see nvme_init) */
 #define NVME_ERR_BUSY      (-11)  /* the CPU I/O queue has a command in flight */
 #define NVME_ERR_SHUTDOWN (-12)  /* CSTS.SHST did not report shutdown complete in time */
+#define NVME_ERR_IN_USE    (-13)  /* the queue engine serves the recorder's running job (nothing was sent) */
 
 struct nvme_ctrl {
 	int      initialized;
@@ -124,6 +125,8 @@ void nvme_engine_set_qd(int port, int qd);
 #define NVME_SRC_GEN 1
 #define NVME_SRC_EXT 2   /* the recorder datapath */
 void nvme_engine_source(int port, int source);
+/* 1 while the port's queue engine serves the recorder's running recording or replay. */
+int  nvme_engine_in_use(int port);
 /* Prints the engine's error (failing command, status in words), if it stopped on one. */
 void nvme_report_engine(int port);
 /* Decimal fixed point: prints v / 10^d. */

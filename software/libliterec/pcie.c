@@ -89,7 +89,8 @@ uint64_t literec_cycles(void)
 
 uint64_t literec_us_to_cycles(uint64_t us)
 {
-	return us*(CONFIG_CLOCK_FREQUENCY/1000000);
+	/* Whole seconds apart: exact for clocks that are not a whole number of MHz (156.25 MHz). */
+	return us/1000000*CONFIG_CLOCK_FREQUENCY + us % 1000000*CONFIG_CLOCK_FREQUENCY/1000000;
 }
 
 uint64_t literec_cycles_to_us(uint64_t cycles)

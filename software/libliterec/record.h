@@ -86,6 +86,8 @@ void rec_job_poll(struct rec_job *j, struct rec_result *r);
 /* Waits until the job ends (or timeout_us of modeled time passed, 0: no limit; a key stops the
  * wait); prints a live status line every interval_us if nonzero. Returns 1 when done. */
 int rec_job_wait(struct rec_job *j, struct rec_result *r, uint64_t timeout_us, uint64_t interval_us);
+/* Aborts the running job, if any, and waits for its end (-1: it did not end within 1 s). */
+int rec_job_abort(void);
 /* Runs a checked job to its end; errors from the drives are printed with their status in words. */
 int rec_record_run(struct rec_job *j, struct rec_result *r);
 int rec_replay_run(struct rec_job *j, struct rec_result *r);

@@ -182,6 +182,7 @@ class S7RootPortPHY(RootPortPHY):
         self.refclk_freq     = refclk_freq
         self.ip_name         = ip_name
         self.speed           = "gen2"
+        self.root_link_cap   = (2, nlanes)              # (generation, lanes) the root port can train.
         self.userclk1_freq   = {1: 125e6, 2: 125e6, 4: 250e6, 8: 500e6}[nlanes]
         self.userclk2_freq   = max(125e6, nlanes*4e9/data_width) # AXI clock: lanes x 4 Gb/s.
         self.user_clk_freq   = self.userclk2_freq # Clock of the pcie domain.

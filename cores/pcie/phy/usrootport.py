@@ -120,6 +120,7 @@ class _USRootPortPHY(RootPortPHY):
         self.nlanes           = nlanes
         self.speed            = speed
         self.root_mps_cap     = root_mps_cap
+        self.root_link_cap    = (int(speed[3:]), nlanes)   # (generation, lanes) the root port can train.
         self.ip               = f["ip"]
         self.ip_name          = ip_name or f["ip_name"]
         self.pcie_blk_locn    = pcie_blk_locn
