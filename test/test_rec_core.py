@@ -7,6 +7,7 @@
 the slot tracker (out-of-order completions, laps, clearing), the stripe walker (rows, ports, wrap),
 the configuration check (every refusal status, the region's capacity)."""
 
+import functools
 import random
 
 import pytest
@@ -319,3 +320,56 @@ def test_abort_in_the_cycle_a_word_arrives_counts_every_byte_the_source_gave(at_
     chunks = n // 4
     assert got["committed"] == chunks and got["kept"] == 16*chunks, (got, n)   # nothing buffered
     assert got["dropped"] == 4*(n % 4) and got["drops"] == (1 if n % 4 else 0), (got, n)
+
+def _prepared_run(name=None, at=None, cycles=60):
+    """_CoreHarness: an until-stop recording started in cycle 0, the source offering words all along;
+    ``name`` (stop/abort) pulsed in cycle ``at``. -> (per cycle: state name, restart, pulse), results."""
+    dut = _CoreHarness()
+    rec = dut.rec
+    src = rec.inputs[0]
+    pulse = getattr(rec, name) if name else Signal()
+    trace, got = [], {}
+    def gen():
+        names = {v: k for k, v in rec.fsm.encoding.items()}
+        yield src.valid.eq(1)
+        yield src.bytes.eq(4)
+        for i in range(cycles):
+            yield rec.start.eq(i == 0)
+            yield pulse.eq(i == at)
+            yield
+            trace.append((names[(yield rec.fsm.state)], (yield rec.restart), (yield pulse)))
+        for k in ("done", "status"):
+            got[k] = yield getattr(rec, k)
+        for k in ("bytes_in", "kept", "dropped", "committed"):
+            got[k] = yield getattr(rec.acct, k)
+    run_simulation(dut, gen())
+    return trace, got
+
+@functools.lru_cache()
+def _prepared_trace():
+    return _prepared_run(cycles=30)[0]
+
+@pytest.mark.parametrize("when", ["check", "check_late", "clear", "restart"])
+@pytest.mark.parametrize("name, code", [("stop", STATUS_STOPPED), ("abort", STATUS_ABORTED)])
+def test_a_stop_or_abort_while_the_run_is_prepared_ends_it_when_it_begins(name, code, when):
+    """An until-stop recording (64 chunks at most: about 530 cycles); a stop or abort comes after the
+    start but before the run: in the configuration check (its first cycle, later), in the slot
+    clearing, in the cycle of the restart. The recording ends at once with that status, within 60
+    cycles (it used to be ignored: the recording ran to its capacity)."""
+    trace = _prepared_trace()
+    states = [t[0] for t in trace]
+    at = {
+        "check":      states.index("CHECK"),
+        "check_late": states.index("CHECK") + 5,
+        "clear":      states.index("CLEAR"),
+        "restart":    [t[1] for t in trace].index(1),
+    }[when]
+    trace, got = _prepared_run(name, at)
+    assert trace[at][2] == 1 and trace[at][0] in ("CHECK", "CLEAR"), trace[at]
+    assert (trace[at][1] == 1) == (when == "restart")
+    assert got["done"] == 1 and got["status"] == code, got
+    assert got["bytes_in"] == got["kept"] + got["dropped"], got
+    if name == "abort":
+        assert got["kept"] == 0 and got["committed"] == 0, got
+    else:   # the word of the run's first cycle at most (a stop takes the word of its cycle), padded
+        assert got["kept"] <= 4 and got["committed"] == (1 if got["kept"] else 0), got

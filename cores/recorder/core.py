@@ -343,6 +343,17 @@ class RecorderCore(LiteXModule):
             NextValue(self.done, 1),
             NextState("IDLE")
         )
+        # A stop or abort while the run is prepared (CHECK, CLEAR) is kept and applies when it begins
+        # (its first cycle in RUN): a recording stopped before it ran ends at once.
+        stop, abort = Signal(), Signal()
+        stop_early, abort_early = Signal(), Signal()
+        self.sync += If(fsm.ongoing("IDLE"),
+            stop_early.eq(0), abort_early.eq(0),
+        ).Elif(fsm.ongoing("CHECK") | fsm.ongoing("CLEAR"),
+            If(self.stop,  stop_early.eq(1)),
+            If(self.abort, abort_early.eq(1)),
+        )
+        self.comb += [stop.eq(self.stop | stop_early), abort.eq(self.abort | abort_early)]
         self.comb += [
             tracker.ptr.restart.eq(restart),
             writer.restart.eq(restart),
@@ -367,7 +378,7 @@ class RecorderCore(LiteXModule):
             post_hit.eq(self.triggered & (acct.kept >= self.trigger_pos + self.post_bytes)),
             # Not in the cycle of an abort: its partial chunk is discarded (with its accounting)
             # that cycle, a word taken with it would be neither counted nor written.
-            open_now.eq(fsm.ongoing("RUN") & in_open & ~limit_hit & ~post_hit & ~striper.error & ~self.abort),
+            open_now.eq(fsm.ongoing("RUN") & in_open & ~limit_hit & ~post_hit & ~striper.error & ~abort),
             marker.eq(src.bytes == 0),
             writer.sink.valid.eq(src.valid & open_now & ~marker),
             writer.sink.data.eq(src.data),
@@ -393,9 +404,9 @@ class RecorderCore(LiteXModule):
         self.comb += [
             If(striper.error,
                 close_status.eq(Mux(striper.err_status == NVME_STATUS_TIMEOUT, STATUS_ERR_TIMEOUT, STATUS_ERR_DEVICE)),
-            ).Elif(self.abort,
+            ).Elif(abort,
                 close_status.eq(STATUS_ABORTED),
-            ).Elif(self.stop,
+            ).Elif(stop,
                 close_status.eq(STATUS_STOPPED),
             ).Elif(accepted & src.last & self.end_on_last,
                 close_status.eq(STATUS_INPUT_END),
