@@ -233,12 +233,13 @@ def test_region_check_refuses_with_the_status_of_the_fault(cfg, code):
 class _CoreHarness(Module):
     """RecorderCore (32-bit ring words, 4 slots, chunks of 4 words) with a LiteDRAM write port that
     takes everything and one NVMe port that completes each request ``latency`` cycles later."""
-    def __init__(self, latency=6):
+    def __init__(self, latency=6, drop=0, flush_surplus=0):
         from litedram.common import LiteDRAMNativePort
         from literecorder.cores.recorder.core import RecorderCore
         wr = LiteDRAMNativePort("write", address_width=16, data_width=32)
         rd = LiteDRAMNativePort("read",  address_width=16, data_width=32)
         self.submodules.rec = rec = RecorderCore(wr, rd, n_ports=1, slots=4)
+        self.wr = wr
         self.comb += [wr.cmd.ready.eq(1), wr.wdata.ready.eq(1)]
         # NVMe port: a request completes `latency` cycles after it was taken (one at a time).
         req, cpl = rec.req[0], rec.cpl[0]
@@ -257,7 +258,8 @@ class _CoreHarness(Module):
         ]
         # Configuration: an until-stop recording of at most 64 chunks from LBA 0, 1 LBA per chunk.
         self.comb += [
-            rec.direction.eq(DIR_RECORD), rec.mode.eq(MODE_UNTIL_STOP), rec.drop.eq(0),
+            rec.direction.eq(DIR_RECORD), rec.mode.eq(MODE_UNTIL_STOP), rec.drop.eq(drop),
+            rec.flush_surplus.eq(flush_surplus),
             rec.end_on_last.eq(1), rec.ring_slots.eq(4), rec.chunk_words.eq(4), rec.chunk_bytes.eq(16),
             rec.chunk_blocks.eq(1), rec.first_lba.eq(0), rec.last_lba.eq(63), rec.start_lba.eq(0),
             rec.nsze.eq(1 << 20), rec.port_mask.eq(1), rec.max_inflight.eq(4),
@@ -373,3 +375,65 @@ def test_a_stop_or_abort_while_the_run_is_prepared_ends_it_when_it_begins(name, 
         assert got["kept"] == 0 and got["committed"] == 0, got
     else:   # the word of the run's first cycle at most (a stop takes the word of its cycle), padded
         assert got["kept"] <= 4 and got["committed"] == (1 if got["kept"] else 0), got
+
+@pytest.mark.parametrize("drop, flush_surplus", [(0, 0), (1, 0), (0, 1)])
+def test_input_before_the_run_waits_lossless_or_is_discarded_as_surplus(drop, flush_surplus):
+    """The source offers words 1, 2, 3 ... from before the start; the recording is stopped after 40
+    words were handed over. Lossless (the input waits outside a recording): the words the source
+    handed over during the start (CHECK, CLEAR) are the recording's first ones, every word handed
+    over is counted and recorded, in order (they used to be taken in CLEAR and discarded uncounted).
+    Drop policy / flush_surplus: the input is discarded outside the run (surplus), the recording
+    begins with the first word of the run."""
+    dut = _CoreHarness(drop=drop, flush_surplus=flush_surplus)
+    rec = dut.rec
+    src = rec.inputs[0]
+    handed, written, got = [], [], {}
+    def source():
+        yield src.valid.eq(1)
+        yield src.bytes.eq(4)
+        yield src.data.eq(1)
+        while len(handed) < 40:
+            yield
+            if (yield src.valid) and (yield src.ready):
+                yield src.data.eq((yield src.data) + 1)
+        yield src.valid.eq(0)
+    def gen():
+        for _ in range(5):
+            yield
+        yield rec.start.eq(1)
+        yield
+        yield rec.start.eq(0)
+        while len(handed) < 40:
+            yield
+        yield rec.stop.eq(1)
+        yield
+        yield rec.stop.eq(0)
+        for _ in range(300):
+            if (yield rec.done):
+                break
+            yield
+        for k in ("bytes_in", "kept", "dropped", "committed"):
+            got[k] = yield getattr(rec.acct, k)
+        got["status"] = yield rec.status
+    @passive
+    def monitor():
+        run = rec.fsm.encoding["RUN"]
+        while True:
+            if (yield src.valid) and (yield src.ready):
+                handed.append(((yield src.data), (yield rec.fsm.state) == run))
+            if (yield dut.wr.wdata.valid) and (yield dut.wr.wdata.ready):
+                written.append((yield dut.wr.wdata.data))
+            yield
+    run_simulation(dut, [source(), gen(), monitor()])
+    assert got["status"] == STATUS_STOPPED, got
+    assert [d for d, _ in handed] == list(range(1, len(handed) + 1))
+    if drop or flush_surplus:
+        assert not handed[0][1] and handed[-1][1]     # words before the run were discarded
+        kept = [d for d, in_run in handed if in_run]
+    else:
+        assert handed[0][1]                           # nothing taken before the run
+        kept = [d for d, _ in handed]
+    # The stop's cycle: its word is the last one recorded.
+    assert got["bytes_in"] == got["kept"] == 4*len(kept) and got["dropped"] == 0, (got, len(kept))
+    assert written[:len(kept)] == kept and not any(written[len(kept):])     # then padding
+    assert got["committed"] == (len(kept) + 3)//4

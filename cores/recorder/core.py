@@ -383,20 +383,20 @@ class RecorderCore(LiteXModule):
             writer.sink.valid.eq(src.valid & open_now & ~marker),
             writer.sink.data.eq(src.data),
             writer.open.eq(open_now),
-            # Outside a recording (or after its input closed) the input waits, or is discarded
-            # (flush_surplus, or the drop policy: a source that cannot wait must not see stale
-            # data recorded at the next start). While a recording starts (CLEAR) what still waits
-            # in the input path from before is discarded: a recording begins with its own data.
+            # Outside a recording (before its run, after its input closed) the input waits (what
+            # waits begins the next recording), or is discarded and counted (surplus: flush_surplus,
+            # or the drop policy: a source that cannot wait must not see stale data recorded at the
+            # next start).
             If(open_now,
                 src.ready.eq(marker | writer.sink.ready),
             ).Else(
-                src.ready.eq(self.flush_surplus | self.drop | fsm.ongoing("CLEAR"))
+                src.ready.eq(self.flush_surplus | self.drop)
             ),
             accepted.eq(open_now & src.valid & src.ready),
             acct.word.eq(accepted),
             acct.word_bytes.eq(src.bytes),
             acct.word_gap.eq(src.gap),
-            acct.surplus.eq(~open_now & ~fsm.ongoing("CLEAR") & src.valid & src.ready),
+            acct.surplus.eq(~open_now & src.valid & src.ready),
             acct.stall.eq(open_now & src.valid & ~src.ready),
             acct.running.eq(running),
         ]
