@@ -235,7 +235,7 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
         soc.comb += streams.run.eq(rec.restart)
     for i, (name, p) in enumerate(rec_ports):
         setattr(soc, f"recorder_in_{name}", p)
-        soc.comb += [p.source.connect(rec.inputs[i]), p.drop.eq(rec.drop), p.clear.eq(rec.restart)]
+        soc.comb += [p.source.connect(rec.inputs[i]), p.drop.eq(rec.drop), p.clear.eq(rec.input_clear)]
     for i, (name, q) in enumerate(play_ports):
         setattr(soc, f"recorder_out_{name}", q)
         soc.comb += rec.outputs[i].connect(q.sink)

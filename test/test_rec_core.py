@@ -437,3 +437,22 @@ def test_input_before_the_run_waits_lossless_or_is_discarded_as_surplus(drop, fl
     assert got["bytes_in"] == got["kept"] == 4*len(kept) and got["dropped"] == 0, (got, len(kept))
     assert written[:len(kept)] == kept and not any(written[len(kept):])     # then padding
     assert got["committed"] == (len(kept) + 3)//4
+
+@pytest.mark.parametrize("drop, flush_surplus", [(0, 0), (1, 0), (0, 1)])
+def test_the_record_ports_forget_what_they_hold_only_if_the_input_was_discarded(drop, flush_surplus):
+    """``input_clear`` (RecordPort.clear) comes with the restart under the drop policy or
+    flush_surplus (the input was discarded before the run); lossless without flush_surplus the input
+    waited: what the ports hold is the recording's beginning, they keep it."""
+    dut = _CoreHarness(drop=drop, flush_surplus=flush_surplus)
+    rec = dut.rec
+    seen = []
+    def gen():
+        yield rec.start.eq(1)
+        yield
+        yield rec.start.eq(0)
+        for _ in range(40):
+            yield
+            seen.append(((yield rec.restart), (yield rec.input_clear)))
+    run_simulation(dut, gen())
+    assert seen.count((1, 1 if drop or flush_surplus else 0)) == 1
+    assert sum(c for _, c in seen) == (1 if drop or flush_surplus else 0)

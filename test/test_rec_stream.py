@@ -225,6 +225,76 @@ def test_start_clears_a_pending_gap():
     run_simulation(dut, gen())
     assert words == [(100, 0)]
 
+def _record_around_a_clear(before, drop=1, drop_after=None, clear=True, new=4, drain=True):
+    """RecordPort(32, 128, sys, depth 1) with the drop policy ``drop``: the beats ``before`` (data,
+    keep, last) are offered once each while the reader waits, the reader then drains the FIFO (or,
+    ``drain`` False, from the start on); a start (``clear``) and the policy ``drop_after``; ``new``
+    beats 0x11111111, 0x22222222 ... -> the words after the start (bytes, gap, keep_err, last, data)."""
+    dut = RecordPort(32, 128, "sys", depth=1)
+    words, started = [], []
+    def gen():
+        yield dut.drop.eq(drop)
+        for d, k, l in before:
+            yield dut.sink.valid.eq(1)
+            yield dut.sink.data.eq(d)
+            yield dut.sink.keep.eq(k)
+            yield dut.sink.last.eq(l)
+            yield
+        yield dut.sink.valid.eq(0)
+        yield dut.sink.last.eq(0)
+        yield dut.source.ready.eq(drain)
+        for _ in range(6):
+            yield
+        yield dut.drop.eq(drop if drop_after is None else drop_after)
+        yield dut.clear.eq(clear)
+        yield
+        yield dut.clear.eq(0)
+        yield dut.source.ready.eq(1)
+        started.append(1)
+        for i in range(new):
+            yield dut.sink.valid.eq(1)
+            yield dut.sink.data.eq(0x11111111*(i + 1))
+            yield dut.sink.keep.eq(0xf)
+            yield
+        yield dut.sink.valid.eq(0)
+        for _ in range(6):
+            yield
+    @passive
+    def monitor():
+        while True:
+            if started and (yield dut.source.valid) and (yield dut.source.ready):
+                words.append(((yield dut.source.bytes), (yield dut.source.gap), (yield dut.source.keep_err),
+                    (yield dut.source.last), (yield dut.source.data)))
+            yield
+    run_simulation(dut, [gen(), monitor()])
+    return words
+
+NEW_WORD = 0x44444444_33333333_22222222_11111111
+
+def test_clear_forgets_a_partly_assembled_word_and_its_keep_error():
+    """A beat of a word (with a keep error) taken before the start is not the first beat of the
+    recording's first word (it was: the old beat at byte 0, the new word flagged)."""
+    words = _record_around_a_clear([(0x0bad0bad, 0x3, 0)], drop=0)
+    assert words == [(16, 0, 0, 0, NEW_WORD)]
+
+def test_clear_forgets_a_word_being_refused():
+    """Drop policy: the FIFO (1 word) is full, a word is refused from its first beat; the start comes
+    in the middle of that word: the recording's first word is kept whole, with no gap (it used to be
+    refused as the rest of the old word and counted as a drop: a false overflow)."""
+    words = _record_around_a_clear([(0xaaaa0000 + i, 0xf, 0) for i in range(6)], new=8)
+    assert words == [(16, 0, 0, 0, NEW_WORD), (16, 0, 0, 0, 0x88888888_77777777_66666666_55555555)]
+
+def test_clear_forgets_a_pending_marker_and_a_lossless_policy_forgets_the_drop_state():
+    """Drop policy: a word in the FIFO, the next one refused with `last` (a marker pending, with its
+    gap); the reader waits until the start of a recording under the drop policy (clear) or a
+    lossless one (no clear): the word from before, then the new one, no marker word and no gap (a
+    marker with `last` used to end the recording at once)."""
+    before = [(0xaaaa0000 + i, 0xf, 0) for i in range(4)] + [(0xbbbb0000, 0xf, 1)]
+    old = (16, 0, 0, 0, 0xaaaa0003_aaaa0002_aaaa0001_aaaa0000)
+    for drop_after, clear in [(1, True), (0, False)]:
+        words = _record_around_a_clear(before, drop_after=drop_after, clear=clear, drain=False)
+        assert words == [old, (16, 0, 0, 0, NEW_WORD)], (drop_after, clear, words)
+
 # Replay port ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("width, ring, period", [(8, 64, 13), (32, 128, None), (128, 512, 7), (512, 512, 13)])

@@ -196,7 +196,9 @@ class RecorderCore(LiteXModule):
         self.trigger = Signal()
         self.hw_start, self.hw_stop, self.hw_abort, self.hw_trigger = [Signal(name=f"hw_{n}")
             for n in ("start", "stop", "abort", "trigger")]
-        self.restart = Signal()                   # Pulse: a run begins (clears the ports' gaps).
+        self.restart = Signal()                   # Pulse: a run begins.
+        self.input_clear = Signal()               # Pulse: a run begins, the input was discarded
+                                                  # before it: the record ports forget what they hold.
         # Configuration (static while busy).
         self.direction    = Signal()              # DIR_RECORD / DIR_REPLAY.
         self.mode         = Signal(2)             # MODE_FIXED / MODE_UNTIL_STOP / MODE_RING.
@@ -355,6 +357,7 @@ class RecorderCore(LiteXModule):
         )
         self.comb += [stop.eq(self.stop | stop_early), abort.eq(self.abort | abort_early)]
         self.comb += [
+            self.input_clear.eq(restart & (self.drop | self.flush_surplus)),
             tracker.ptr.restart.eq(restart),
             writer.restart.eq(restart),
             reader.restart.eq(restart),

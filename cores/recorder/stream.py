@@ -26,7 +26,12 @@ Overflow policy (``drop``, static while recording, from the sys domain):
   the sys domain, exactly. A ``last`` beat that is refused leaves a marker word (0 bytes, ``last``)
   so that the end of the input is never lost.
 
-A start of a recording clears a pending gap (``clear``, sys domain).
+``clear`` (sys domain: a recording starts whose input was discarded before it, drop policy or
+flush_surplus) makes the port forget what it holds from before: the word being assembled, the word
+being refused, the gap, a pending marker. The beats it takes until the pulse reaches its clock
+domain (a few cycles of it) count as taken before the start. Under the lossless policy without
+flush_surplus the input waits outside a recording: what the port holds begins the next one (no
+``clear``).
 """
 
 from migen import *
@@ -46,7 +51,7 @@ class _Packer(LiteXModule):
         self.sink   = sink   = stream.Endpoint(user_layout(data_width))
         self.source = source = stream.Endpoint(word_layout(ring_width))
         self.drop   = Signal()      # Drop policy (static while recording).
-        self.clear  = Signal()      # Forget a pending gap (start of a recording).
+        self.clear  = Signal()      # Forget everything from before (start of a recording).
 
         # # #
 
@@ -140,8 +145,17 @@ class _Packer(LiteXModule):
                     *([stored[beat].eq(sink.data)] if lanes > 1 else []),
                 ),
             ),
-            If(self.clear,
+            # A start forgets the word being assembled (and its keep error) and the drop state
+            # (the word being refused, the gap, the marker); the drop state goes as well when the
+            # policy is lossless (after a recording under the drop policy).
+            If(self.clear | ~self.drop,
+                dropping.eq(0),
                 gap.eq(0),
+                marker.eq(0),
+            ),
+            If(self.clear,
+                beat.eq(0),
+                keep_err.eq(0),
             ),
         ]
 
@@ -201,7 +215,7 @@ class RecordPort(LiteXModule):
         self.sink   = stream.Endpoint(user_layout(data_width))   # In clock_domain.
         self.source = stream.Endpoint(word_layout(ring_width))   # In sys.
         self.drop   = Signal()                                   # sys: drop policy.
-        self.clear  = Signal()                                   # sys: pulse at a start.
+        self.clear  = Signal()                                   # sys: pulse, forget what is held.
 
         # # #
 
