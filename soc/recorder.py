@@ -153,13 +153,17 @@ def add_nvme_port(soc, index, phy, with_bench=True):
 RECORDER_SLOTS = 4096           # Chunks in the LiteDRAM ring at most (512 MiB of 128 KiB chunks).
 
 def _user_stream(name, ep):
-    """(width, statements-maker) of a user stream: an AXIStreamInterface or a LiteX endpoint with
-    ``data`` (and optionally ``keep``)."""
+    """Width of a user stream: an AXIStreamInterface or a LiteX endpoint with ``data`` (and
+    optionally ``keep``, one bit per byte: ``stream.user_keep``)."""
+    from literecorder.cores.recorder.stream import user_keep
     names = [f[0] for f in ep.description.payload_layout]
     if "data" not in names:
         raise ValueError(f"add_recorder: the {name} stream has no `data` field (fields: {names})")
-    width = len(ep.data)
-    return width, ("keep" in names)
+    try:
+        user_keep(ep)
+    except ValueError as e:
+        raise ValueError(f"add_recorder: the {name} stream: {e}") from None
+    return len(ep.data)
 
 def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay_cd="sys",
     control_cd=None, with_test_streams=True, slots=RECORDER_SLOTS, fifo_depth=32):
@@ -170,7 +174,8 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
     ----------
     record : stream.Endpoint or AXIStreamInterface, optional
         The user's stream to record (a source: ``data`` of 8..ring-word bits, a power of two;
-        ``keep`` honoured on the ``last`` beat), in clock domain ``record_cd``.
+        ``keep``, one bit per byte, honoured on the ``last`` beat; without one, or an
+        ``AXIStreamInterface(keep_width=0)``, every byte is valid), in clock domain ``record_cd``.
     replay : stream.Endpoint or AXIStreamInterface, optional
         Where replayed data goes (a sink of the same kind), in clock domain ``replay_cd``.
     control_cd : str, optional
@@ -184,7 +189,8 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
     ``REC_USER_RECORD_BITS``/``REC_USER_REPLAY_BITS``, the modes and status codes (REC_*).
     """
     from literecorder.cores.recorder.core import RecorderCore
-    from literecorder.cores.recorder.stream import RecordPort, ReplayPort, ControlPort
+    from literecorder.cores.recorder.stream import (RecordPort, ReplayPort, ControlPort, axis_to_user,
+        user_to_axis)
     from literecorder.cores.recorder.pattern import TestStreams
     from literecorder.cores.recorder.common import export_constants
     from litex.soc.interconnect.axi import AXIStreamInterface
@@ -208,23 +214,12 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
         soc.comb += q.source.connect(streams.sink)
         play_ports.append(("checker", q))
     if record is not None:
-        width, has_keep = _user_stream("record", record)
-        p = RecordPort(width, dw, record_cd, depth=fifo_depth)
-        soc.comb += [
-            p.sink.valid.eq(record.valid), record.ready.eq(p.sink.ready), p.sink.last.eq(record.last),
-            p.sink.data.eq(record.data),
-            p.sink.keep.eq(record.keep if has_keep else 2**max(width//8, 1) - 1),
-        ]
+        p = RecordPort(_user_stream("record", record), dw, record_cd, depth=fifo_depth)
+        soc.comb += axis_to_user(record, p.sink)
         rec_ports.append(("user", p))
     if replay is not None:
-        width, has_keep = _user_stream("replay", replay)
-        q = ReplayPort(width, dw, replay_cd, depth=fifo_depth)
-        soc.comb += [
-            replay.valid.eq(q.source.valid), q.source.ready.eq(replay.ready), replay.last.eq(q.source.last),
-            replay.data.eq(q.source.data),
-        ]
-        if has_keep:
-            soc.comb += replay.keep.eq(q.source.keep)
+        q = ReplayPort(_user_stream("replay", replay), dw, replay_cd, depth=fifo_depth)
+        soc.comb += user_to_axis(q.source, replay)
         play_ports.append(("user", q))
 
     rec = RecorderCore(wr_port, rd_port, n_ports=n_ports, slots=slots,
@@ -267,7 +262,7 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
     soc.add_constant("REC_INPUT_USER",      names_in.index("user")     if "user"    in names_in  else -1)
     soc.add_constant("REC_OUTPUT_CHECKER",  names_out.index("checker") if "checker" in names_out else -1)
     soc.add_constant("REC_OUTPUT_USER",     names_out.index("user")    if "user"    in names_out else -1)
-    soc.add_constant("REC_USER_RECORD_BITS", _user_stream("record", record)[0] if record is not None else 0)
-    soc.add_constant("REC_USER_REPLAY_BITS", _user_stream("replay", replay)[0] if replay is not None else 0)
+    soc.add_constant("REC_USER_RECORD_BITS", _user_stream("record", record) if record is not None else 0)
+    soc.add_constant("REC_USER_REPLAY_BITS", _user_stream("replay", replay) if replay is not None else 0)
     export_constants(soc)
     return rec

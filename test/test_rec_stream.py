@@ -13,7 +13,11 @@ import pytest
 
 from migen import *
 
-from literecorder.cores.recorder.stream import RecordPort, ReplayPort, ControlPort
+from litex.soc.interconnect import stream
+from litex.soc.interconnect.axi import AXIStreamInterface
+
+from literecorder.cores.recorder.stream import (RecordPort, ReplayPort, ControlPort, axis_to_user, user_to_axis,
+    user_keep)
 from literecorder.cores.recorder.common import check_stream_width
 
 pytestmark = pytest.mark.unit
@@ -339,6 +343,96 @@ def test_replay_port_unpacks_words_with_an_exact_final_keep(width, ring, period)
     run(dut, {"sys": [source()], cd: [sink()]} if cd != "sys" else {"sys": [source(), sink()]}, period)
     assert bytes(out) == data
     assert lasts == [0]*(len(lasts) - 1) + [1]
+
+# User streams: LiteX or AXI4-Stream, with or without keep --------------------------------------------
+
+def _record_user_stream(ep, keeps):
+    """A user stream ``ep`` (source) wired to a RecordPort(width, 128) as add_recorder wires it
+    (``axis_to_user``); one beat per entry of ``keeps`` (its keep, if ``ep`` has one), ``last`` on
+    the final one. -> the words (bytes, keep_err, last) and the bytes recorded."""
+    width = len(ep.data)
+    nb = max(width//8, 1)
+    dut = Module()
+    dut.submodules.p = p = RecordPort(width, 128, "sys", depth=4)
+    dut.comb += axis_to_user(ep, p.sink)
+    words, data = [], bytearray()
+    def gen():
+        yield p.source.ready.eq(1)
+        for i, keep in enumerate(keeps):
+            yield ep.valid.eq(1)
+            yield ep.data.eq(int.from_bytes(bytes([i + 1])*nb, "little"))
+            if keep is not None:
+                yield ep.keep.eq(keep)
+            yield ep.last.eq(i == len(keeps) - 1)
+            yield
+        yield ep.valid.eq(0)
+        for _ in range(8):
+            yield
+    @passive
+    def monitor():
+        while True:
+            if (yield p.source.valid) and (yield p.source.ready):
+                n = yield p.source.bytes
+                words.append((n, (yield p.source.keep_err), (yield p.source.last)))
+                data.extend(((yield p.source.data)).to_bytes(16, "little")[:n])
+            yield
+    run_simulation(dut, [gen(), monitor()])
+    return words, bytes(data)
+
+@pytest.mark.parametrize("ep, keep", [
+    (AXIStreamInterface(32),                     0x3),    # TKEEP, 2 bytes on the final beat
+    (AXIStreamInterface(32, keep_width=0),       None),   # no TKEEP: its 1-bit placeholder is 0
+    (AXIStreamInterface(8, keep_width=0),        None),
+    (AXIStreamInterface(8),                      0x1),
+    (stream.Endpoint([("data", 32)]),            None),   # a LiteX stream without keep
+    (stream.Endpoint([("data", 32), ("keep", 1)]), None), # a 1-bit keep on 32 bits: no byte enables
+], ids=["axis32", "axis32-no-tkeep", "axis8-no-tkeep", "axis8", "endpoint32-no-keep", "endpoint32-keep1"])
+def test_a_user_stream_without_keep_records_every_byte_and_with_keep_the_final_keep(ep, keep):
+    """AXI4-Stream: an absent TKEEP means all bytes valid. LiteX's AXIStreamInterface always has a
+    ``keep`` (1 bit, reset 0, with keep_width=0): it used to be taken as the byte enables, the final
+    beat lost and every word flagged as a keep error."""
+    width = len(ep.data)
+    nb = max(width//8, 1)
+    n = 6*4//nb                                          # 24 bytes
+    words, data = _record_user_stream(ep, [None if keep is None else 2**nb - 1]*(n - 1) + [keep])
+    final = nb if keep is None else bin(keep).count("1")
+    assert data == b"".join(bytes([i + 1])*nb for i in range(n - 1)) + bytes([n])*final
+    assert all(e == 0 for _, e, _ in words) and words[-1][2] == 1
+
+def test_a_keep_that_is_not_one_bit_per_byte_is_refused():
+    from literecorder.soc.recorder import _user_stream
+    ep = stream.Endpoint([("data", 32), ("keep", 2)])
+    with pytest.raises(ValueError, match=r"a 2-bit keep on 32-bit data: keep has one bit per byte \(4 bits\)"):
+        user_keep(ep)
+    with pytest.raises(ValueError, match="add_recorder: the record stream: a 2-bit keep"):
+        _user_stream("record", ep)
+    axis = AXIStreamInterface(64, keep_width=0)
+    assert _user_stream("record", axis) == 64 and user_keep(axis) is None
+
+@pytest.mark.parametrize("ep", [AXIStreamInterface(32), AXIStreamInterface(32, keep_width=0)],
+    ids=["axis32", "axis32-no-tkeep"])
+def test_replay_to_a_user_stream_drives_its_keep_only_if_it_has_one(ep):
+    dut = Module()
+    dut.submodules.q = q = ReplayPort(32, 128, "sys", depth=4)
+    dut.comb += user_to_axis(q.source, ep)
+    beats = []
+    def gen():
+        yield ep.ready.eq(1)
+        yield q.sink.valid.eq(1)
+        yield q.sink.data.eq(0x0c0b0a09_08070605_04030201)
+        yield q.sink.bytes.eq(10)
+        yield q.sink.last.eq(1)
+        yield
+        while not (yield q.sink.ready):
+            yield
+        yield q.sink.valid.eq(0)
+        for _ in range(8):
+            yield
+            if (yield ep.valid):
+                beats.append(((yield ep.data), (yield ep.keep), (yield ep.last)))
+    run_simulation(dut, gen())
+    keep = [0xf, 0xf, 0x3] if ep.keep_width else [0, 0, 0]     # keep_width=0: not driven
+    assert beats == [(0x04030201, keep[0], 0), (0x08070605, keep[1], 0), (0x0c0b0a09, keep[2], 1)]
 
 # Parameters ----------------------------------------------------------------------------------------
 

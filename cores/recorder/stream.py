@@ -261,28 +261,47 @@ class ReplayPort(LiteXModule):
             unpacker.source.connect(self.source),
         ]
 
-# AXI4-Stream ----------------------------------------------------------------------------------------
+# User streams (LiteX or AXI4-Stream) ---------------------------------------------------------------
+
+def user_keep(ep):
+    """The byte enables of a user stream ``ep`` (``stream.Endpoint`` or ``AXIStreamInterface``):
+    its ``keep`` if it has one bit per byte of ``data`` (one bit for 8-bit data), None if it has none
+    (all bytes valid, as AXI4-Stream defines an absent TKEEP): no ``keep`` field, an
+    ``AXIStreamInterface`` built with ``keep_width=0`` (its 1-bit ``keep`` is a placeholder, never
+    driven) or a 1-bit ``keep`` on wider data. Any other width raises ValueError."""
+    names = [f[0] for f in ep.description.payload_layout]
+    if "keep" not in names or getattr(ep, "keep_width", None) == 0:
+        return None
+    nbytes = max(len(ep.data)//8, 1)
+    if len(ep.keep) == nbytes:
+        return ep.keep
+    if len(ep.keep) == 1:
+        return None
+    raise ValueError(f"a {len(ep.keep)}-bit keep on {len(ep.data)}-bit data: keep has one "
+        f"bit per byte ({nbytes} bits), or is absent (AXIStreamInterface(keep_width=0), 1 bit: all bytes valid)")
 
 def axis_to_user(axis, sink):
-    """Connects an ``AXIStreamInterface`` (tdata, tkeep, tlast, tvalid, tready) to a user stream
-    sink of the same width (record input). Returns the statements."""
+    """Connects a user stream source (``AXIStreamInterface`` or ``stream.Endpoint``: data, keep,
+    last, valid, ready) to a ``RecordPort.sink`` of the same width. Returns the statements."""
+    keep = user_keep(axis)
     return [
         sink.valid.eq(axis.valid),
         axis.ready.eq(sink.ready),
         sink.last.eq(axis.last),
         sink.data.eq(axis.data),
-        sink.keep.eq(axis.keep),
+        sink.keep.eq(keep if keep is not None else 2**len(sink.keep) - 1),
     ]
 
 def user_to_axis(source, axis):
-    """Connects a user stream source (replay output) to an ``AXIStreamInterface``."""
+    """Connects a ``ReplayPort.source`` to a user stream sink (``AXIStreamInterface`` or
+    ``stream.Endpoint``; its ``keep`` if it has one). Returns the statements."""
+    keep = user_keep(axis)
     return [
         axis.valid.eq(source.valid),
         source.ready.eq(axis.ready),
         axis.last.eq(source.last),
         axis.data.eq(source.data),
-        axis.keep.eq(source.keep),
-    ]
+    ] + ([keep.eq(source.keep)] if keep is not None else [])
 
 # Hardware control -----------------------------------------------------------------------------------
 
