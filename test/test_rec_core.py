@@ -245,14 +245,15 @@ class _CoreHarness(Module):
         req, cpl = rec.req[0], rec.cpl[0]
         count = Signal(8)
         held  = Signal(16)
+        op    = Signal(len(req.op))
         busy  = Signal()
         self.comb += [
             req.ready.eq(~busy),
             cpl.valid.eq(busy & (count == 0)),
-            cpl.id.eq(held), cpl.final.eq(1), cpl.status.eq(0),
+            cpl.id.eq(held), cpl.op.eq(op), cpl.final.eq(1), cpl.status.eq(0),
         ]
         self.sync += [
-            If(req.valid & req.ready, busy.eq(1), held.eq(req.id), count.eq(latency)),
+            If(req.valid & req.ready, busy.eq(1), held.eq(req.id), op.eq(req.op), count.eq(latency)),
             If(busy & (count != 0), count.eq(count - 1)),
             If(cpl.valid & cpl.ready, busy.eq(0)),
         ]
@@ -456,3 +457,41 @@ def test_the_record_ports_forget_what_they_hold_only_if_the_input_was_discarded(
     run_simulation(dut, gen())
     assert seen.count((1, 1 if drop or flush_surplus else 0)) == 1
     assert sum(c for _, c in seen) == (1 if drop or flush_surplus else 0)
+
+def test_busy_and_running_are_flip_flops_equal_to_the_state_in_every_cycle():
+    """busy and running cross to the user's clock domain (ControlPort, MultiReg): they must be
+    flip-flops, not a decode of the binary-encoded FSM state (CHECK -> CLEAR passes through other
+    codes: a glitch the user's domain may sample). They still equal the decode in every cycle: busy
+    out of IDLE, running in RUN and FLUSH (a recording stopped, with a Flush after it)."""
+    from migen.fhdl.structure import _Assign
+    from migen.fhdl.tools import list_targets
+    dut = _CoreHarness()
+    rec = dut.rec
+    frag = dut.get_fragment()
+    comb, sync = list_targets(frag.comb), list_targets(frag.sync["sys"])
+    def driver(sig):
+        # Through wires (comb assignments of a whole signal) to what drives them.
+        for st in frag.comb:
+            if isinstance(st, _Assign) and st.l is sig and isinstance(st.r, Signal):
+                return driver(st.r)
+        return sig
+    for sig in (rec.busy, rec.running):
+        ff = driver(sig)
+        assert ff in sync and ff not in comb, sig
+    trace = []
+    def gen():
+        names = {v: k for k, v in rec.fsm.encoding.items()}
+        src = rec.inputs[0]
+        yield rec.flush_after.eq(1)
+        yield src.valid.eq(1)
+        yield src.bytes.eq(4)
+        for i in range(150):
+            yield rec.start.eq(i == 2)
+            yield rec.stop.eq(i == 40)
+            yield
+            trace.append((names[(yield rec.fsm.state)], (yield rec.busy), (yield rec.running)))
+    run_simulation(frag, gen())
+    states = [t[0] for t in trace]
+    assert {"IDLE", "CHECK", "CLEAR", "RUN", "FLUSH", "END"} <= set(states) and states[-1] == "IDLE"
+    for state, busy, running in trace:
+        assert (busy, running) == (state != "IDLE", state in ("RUN", "FLUSH")), trace

@@ -294,9 +294,13 @@ class RecorderCore(LiteXModule):
         close_status = Signal(4)
         finished = Signal()
         self.fsm = fsm = FSM(reset_state="IDLE")
+        # busy (not IDLE) and running (RUN, FLUSH) are flip-flops set and cleared with the state (they
+        # cross to the user's clock domain: a decode of the state register may glitch there).
+        self.sync += [
+            If(fsm.before_leaving("IDLE"), self.busy.eq(1)).Elif(fsm.before_entering("IDLE"), self.busy.eq(0)),
+            If(fsm.before_entering("RUN"), running.eq(1)).Elif(fsm.before_entering("END"), running.eq(0)),
+        ]
         self.comb += [
-            self.busy.eq(~fsm.ongoing("IDLE")),
-            running.eq(fsm.ongoing("RUN") | fsm.ongoing("FLUSH")),
             self.running.eq(running),
             self.error.eq(striper.error),
         ]
