@@ -461,3 +461,47 @@ def test_control_port_crosses_pulses_and_levels():
             yield
     run_simulation(dut, {"user": [user()], "sys": [sys()]}, clocks={"sys": 10, "user": 13})
     assert seen.count(("start", 1)) == 1 and ("busy", 1) in seen
+
+def _control_events(user_period, edges, width, offset=0):
+    """ControlPort("user") (sys: 10 ns): ``start`` high ``width`` user cycles at each of the user
+    cycles ``edges`` (+ ``offset``). -> sys cycles with sys_start."""
+    dut = ControlPort("user")
+    events = []
+    def user():
+        for i in range(edges[-1] + width + offset + 40):
+            yield dut.start.eq(any(e + offset <= i < e + offset + width for e in edges))
+            yield
+    @passive
+    def sys():
+        n = 0
+        while True:
+            if (yield dut.sys_start):
+                events.append(n)
+            n += 1
+            yield
+    run_simulation(dut, {"user": [user()], "sys": [sys()]}, clocks={"sys": 10, "user": user_period})
+    return events
+
+@pytest.mark.parametrize("user_period", [3, 4, 7, 13, 23])
+def test_control_port_gives_one_event_per_rising_edge_whatever_its_length_and_the_clock_ratio(user_period):
+    """A hardware start held 1 to 4 user cycles is one start in sys, from a faster or slower user
+    clock and at any phase (a toggle per user cycle gave 0, 1 or N); rising edges two sys periods
+    apart (the minimum the README gives) are one event each."""
+    for width in (1, 2, 3, 4):
+        for offset in range(3):
+            assert len(_control_events(user_period, [3], width, offset)) == 1, (width, offset)
+    spacing = -(-20//user_period) + 1           # user cycles: >= 2 sys periods, low in between
+    for width in (1, spacing - 1):
+        edges = [3 + k*spacing for k in range(4)]
+        assert len(_control_events(user_period, edges, width)) == 4, width
+
+def test_control_port_in_sys_gives_one_event_per_rising_edge():
+    dut = ControlPort("sys")
+    events = []
+    def gen():
+        for i in range(20):
+            yield dut.stop.eq(2 <= i < 6 or 8 <= i < 9)
+            yield
+            events.append((yield dut.sys_stop))
+    run_simulation(dut, gen())
+    assert sum(events) == 2

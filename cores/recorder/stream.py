@@ -311,7 +311,11 @@ class ControlPort(LiteXModule):
 
     ``start`` starts a recording with the configuration the CPU left in the registers (armed);
     ``running`` is high while the recording/replay runs (after the configuration check).
-    The ``sys_*`` signals are the same in the sys domain (the core's side)."""
+    The ``sys_*`` signals are the same in the sys domain (the core's side): a pulse in is one event
+    per rising edge, however long it is held (a sys pulse of one cycle); from another clock domain
+    two rising edges must be at least two sys clock periods apart (a toggle crosses: two within one
+    sys period are lost together). The ``sys_*`` levels must be flip-flop outputs (they cross
+    through a MultiReg)."""
     PULSES = ("start", "stop", "abort", "trigger")
     LEVELS = ("busy", "running", "overflow", "error")
     def __init__(self, clock_domain="sys"):
@@ -321,14 +325,20 @@ class ControlPort(LiteXModule):
 
         # # #
 
+        sync = getattr(self.sync, clock_domain)
         for name in self.PULSES:
             i, o = getattr(self, name), getattr(self, "sys_" + name)
+            # One event per rising edge (in the input's domain, before the crossing).
+            i_q  = Signal(name=name + "_q")
+            rise = Signal(name=name + "_rise")
+            sync += i_q.eq(i)
+            self.comb += rise.eq(i & ~i_q)
             if clock_domain == "sys":
-                self.comb += o.eq(i)
+                self.comb += o.eq(rise)
             else:
                 ps = ClockDomainsRenamer({"from": clock_domain, "to": "sys"})(PulseSynchronizer("from", "to"))
                 self.submodules += ps
-                self.comb += [ps.i.eq(i), o.eq(ps.o)]
+                self.comb += [ps.i.eq(rise), o.eq(ps.o)]
         for name in self.LEVELS:
             i, o = getattr(self, "sys_" + name), getattr(self, name)
             if clock_domain == "sys":
