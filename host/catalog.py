@@ -317,6 +317,36 @@ def segments(e, start, end):
         yield pos, lba*e.lba_size + within, d, n
         d += n
 
+def member_chunks(chunks, m, w):
+    """Chunks of the first ``chunks`` of a stripe of width ``w`` that land on member ``m``."""
+    return (chunks - m + w - 1)//w if chunks > m else 0
+
+def region_problem(e, header):
+    """Why entry ``e`` does not fit the drives of ``header``'s set, or None when it does: the data
+    it claims (``bytes_recorded``, a ring's ``ring_bytes``) must lie in the LBAs its region reserves
+    on each member, and each region in the data area of its drive. A CRC-valid entry that breaks
+    this would be read from another recording's LBAs, or from beyond the drive."""
+    if e.lba_size != header.lba_size:
+        return f"{e.lba_size}-byte LBAs, the drives of the set have {header.lba_size}-byte LBAs"
+    blocks = e.chunk_bytes//e.lba_size
+    if e.mode == MODE_RING:
+        chunks, claim = e.ring_bytes//e.chunk_bytes, f"a ring of {e.ring_bytes} bytes"
+    else:
+        chunks, claim = -(-e.bytes_recorded//e.chunk_bytes), f"{e.bytes_recorded} bytes recorded"
+    for m, p in enumerate(e.order):
+        lo, n = e.start_lba[p], e.region_blocks[p]
+        extent = f"LBAs {lo}..{lo + n - 1}" if n else "no LBAs"
+        need = member_chunks(chunks, m, e.width)*blocks
+        if need > n:
+            return f"{claim} need{'s' if e.mode == MODE_RING else ''} {need} LBAs on drive {p}, its region has {n} ({extent})"
+        if n and lo < header.data_start_lba:
+            return (f"region on drive {p} starts at LBA {lo}, inside the catalog area "
+                f"(LBAs 0..{header.data_start_lba - 1})")
+        nsze = header.members[p].nsze if p < len(header.members) else 0
+        if nsze and lo + n > nsze:
+            return f"region on drive {p} ({extent}) ends beyond the drive ({nsze} LBAs)"
+    return None
+
 def region_extents(e):
     """{set position: (first LBA, LBA count)} of the recording's region."""
     return {p: (e.start_lba[p], e.region_blocks[p]) for p in e.order}

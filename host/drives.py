@@ -45,10 +45,14 @@ class Drive:
 
     def read(self, offset, n):
         data = bytearray()
+        kind = "device" if self.is_device else "file"
         while len(data) < n:
-            chunk = os.pread(self.fd, n - len(data), offset + len(data))
+            try:
+                chunk = os.pread(self.fd, n - len(data), offset + len(data))
+            except OverflowError:       # An offset beyond 2^63: no drive is that large.
+                raise SetError(f"{self.path}: bytes {offset}..{offset + n - 1} are beyond the end of "
+                    f"the {kind} ({self.size} bytes)") from None
             if not chunk:
-                kind = "device" if self.is_device else "file"
                 raise SetError(f"{self.path}: the {kind} ends at byte {self.size}, bytes {offset}.."
                     f"{offset + n - 1} are needed" + ("" if self.is_device else
                     ": a truncated image (a copy shorter than the drive)?"))
@@ -112,6 +116,7 @@ class DriveSet:
         self.errors   = []
         self.entries  = {}         # slot -> newest valid Entry
         self.sources  = {}         # slot -> path of the drive the entry was read from
+        self.problems = {}         # slot -> why its entry does not fit its region (cat.region_problem)
 
     @property
     def present(self):
@@ -153,6 +158,11 @@ class DriveSet:
             if best is not None:
                 self.entries[slot] = best
                 self.sources[slot] = best_path
+                problem = cat.region_problem(best, self.header)
+                if problem:
+                    self.problems[slot] = problem
+                    self.errors.append(f"{best_path}: entry slot {slot}: recording {best.id}: inconsistent "
+                        f"catalog entry: {problem}: it cannot be read")
                 # A corrupt copy newer than nothing we know is only a warning: the other copy holds
                 # the previous state of the slot.
                 self.warnings += [f"{err} (an older copy of the slot was used)" for err in bad]
@@ -164,9 +174,16 @@ class DriveSet:
         rs = [e for e in self.entries.values() if deleted or e.state != cat.STATE_DELETED]
         return sorted(rs, key=lambda e: e.id)
 
+    def problem(self, e):
+        """Why entry ``e`` cannot be read (None when it can)."""
+        return self.problems.get(e.slot) if self.entries.get(e.slot) is e else None
+
     def find(self, rec_id):
         for e in self.entries.values():
             if e.id == rec_id and e.state != cat.STATE_DELETED:
+                if self.problem(e):
+                    raise SetError(f"recording {e.id}: inconsistent catalog entry: {self.problem(e)}: "
+                        "refused (nothing is read for an entry that does not fit its region and its drives)")
                 return e
         raise SetError(f"no recording with id {rec_id} in the catalog (ids: "
             + (", ".join(str(e.id) for e in self.recordings()) or "none") + ")")

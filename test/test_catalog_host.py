@@ -400,3 +400,59 @@ def test_subcommand_registry_and_console_script():
     assert r.returncode == 0 and "extract" in r.stdout and "verify" in r.stdout
     r = subprocess.run([exe, "list"], capture_output=True, text=True)
     assert r.returncode == 2 and "the following arguments are required: DEV" in r.stderr
+
+# Entries that do not fit their region or their drives ----------------------------------------------
+
+def test_an_entry_claiming_more_than_its_region_is_refused(tmp_path, capsys):
+    # Recording 1's region holds 512 KiB; recording 2 follows it. An entry of recording 1 that claims
+    # 1 MiB would read recording 2's data as its own: it is inconsistent, not extracted.
+    img = Image(tmp_path, 1)
+    a = recording(1, 0, [0], 2048, 512 * 1024, seed=1)
+    b = recording(2, 1, [0], 2048 + 1024, 512 * 1024, seed=2)
+    for e in (a, b):
+        img.put_entry(e)
+        img.put_stream(e, stream(e.seed, 512 * 1024))
+    a.bytes_recorded = MiB
+    img.put_entry(a)
+    rc, out, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "o")
+    assert rc == 2 and not (tmp_path / "o").exists(), err
+    assert ("recording 1: inconsistent catalog entry: 1048576 bytes recorded need 2048 LBAs on drive 0, "
+        "its region has 1024 (LBAs 2048..3071)") in err, err
+    rc, out, err = run(capsys, "verify", *img.paths, "--id", 1)
+    assert rc == 2 and "inconsistent catalog entry" in err and "word error" not in out
+    # list shows it as such (and exits 2); the other recording is still read.
+    rc, out, err = run(capsys, "list", *img.paths)
+    assert rc == 2 and out.splitlines()[2].split()[:3] == ["1", "-", "inconsistent"], out
+    assert "recording 1: inconsistent catalog entry" in err
+    rc, out, err = run(capsys, "list", *img.paths, "--json")
+    recs = json.loads(out)["recordings"]
+    assert "2048 LBAs on drive 0" in recs[0]["inconsistent"] and recs[1]["inconsistent"] is None
+    rc, out, err = run(capsys, "extract", *img.paths, "--id", 2, "-o", tmp_path / "b")
+    assert (tmp_path / "b").read_bytes() == stream(2, 512 * 1024)
+    # A ring whose ring does not fit the region, bytes_recorded near 2^64.
+    a.mode, a.ring_bytes, a.oldest, a.bytes_recorded = cat.MODE_RING, 4 * MiB, (1 << 64) - 1 - MiB, (1 << 64) - 1
+    img.put_entry(a)
+    rc, out, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "o")
+    assert rc == 2 and "a ring of 4194304 bytes needs 8192 LBAs on drive 0, its region has 1024" in err, err
+
+@pytest.mark.parametrize("start, message", [
+    (1 << 62, "region on drive 0 (LBAs 4611686018427387904..4611686018427388927) ends beyond the drive "
+        "(131072 LBAs)"),
+    (100, "region on drive 0 starts at LBA 100, inside the catalog area (LBAs 0..2047)"),
+])
+def test_an_entry_outside_its_drive_is_refused(tmp_path, capsys, start, message):
+    img, e = _one(tmp_path)
+    e.start_lba[0] = start
+    img.put_entry(e)
+    rc, out, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "o")
+    assert rc == 2 and f"recording 1: inconsistent catalog entry: {message}" in err, err
+    assert "Traceback" not in err
+
+def test_a_read_beyond_any_drive_is_an_error_not_a_traceback(tmp_path):
+    from literecorder.host import drives as drv
+    img, e = _one(tmp_path)
+    d = drv.open_drive(img.paths[0])
+    with pytest.raises(drv.SetError, match=r"bytes 9223372036854775808\.\.9223372036854776319 are "
+            r"beyond the end of the file \(67108864 bytes\)"):
+        d.read(1 << 63, 512)
+    d.close()

@@ -32,7 +32,7 @@ def entry_dict(dset, e):
         "start_unix_us": e.start_unix_us, "stop_unix_us": e.stop_unix_us, "sys_clk_hz": e.sys_clk_hz,
         "datatype": e.datatype, "sample_rate": e.sample_rate, "frequency": e.frequency, "text": e.text,
         "error_status": e.error_status, "error_position": e.error_position, "error_lba": e.error_lba,
-        "seq": e.seq,
+        "seq": e.seq, "inconsistent": dset.problem(e),
     }
 
 def run(args):
@@ -52,7 +52,7 @@ def run(args):
             end = e.stop_cycles or e.update_cycles
             dur = f"{e.seconds(end - e.start_cycles):.6f} s" if end >= e.start_cycles and e.sys_clk_hz else "-"
             fmt = (e.datatype or "bytes") + (f" @ {e.sample_rate:g} Hz" if e.sample_rate else "")
-            rows.append((str(e.id), e.name or "-", e.state_name, e.mode_name, common.human(e.length),
+            rows.append((str(e.id), e.name or "-", "inconsistent" if dset.problem(e) else e.state_name, e.mode_name, common.human(e.length),
                 str(e.length), str(e.bytes_dropped), "+".join(str(p) for p in e.order),
                 common.when(e.sys_clk_hz, e.start_cycles, e.start_unix_us), dur, fmt))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
