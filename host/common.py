@@ -42,7 +42,7 @@ def when(sys_clk_hz, cycles, unix_us):
     """Wall-clock time when it was set, else the time since power-up of the recorder."""
     from literecorder.host.recording import iso_utc
     if unix_us:
-        return iso_utc(unix_us)
+        return iso_utc(unix_us) or f"invalid time ({unix_us} us since 1970-01-01)"
     if cycles and sys_clk_hz:
         return f"t+{cycles/sys_clk_hz:.6f} s"
     return "-"

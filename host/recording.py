@@ -104,8 +104,15 @@ def sample_size(datatype):
     from sigmf.sigmffile import dtype_info
     return dtype_info(datatype)["sample_size"]
 
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
 def iso_utc(unix_us):
-    t = datetime.datetime.fromtimestamp(unix_us/1e6, tz=datetime.timezone.utc)
+    """ISO 8601 UTC time of ``unix_us`` microseconds since 1970 (exact, no float), or None when it
+    is not a time of years 1970-9999 (a corrupt or unset clock)."""
+    try:
+        t = EPOCH + datetime.timedelta(microseconds=unix_us)
+    except OverflowError:
+        return None
     return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 def write_sigmf(base, data_path, dset, e, gaps, gap_list):
@@ -131,7 +138,8 @@ def write_sigmf(base, data_path, dset, e, gaps, gap_list):
         t_us = e.start_unix_us
         if e.oldest and e.sample_rate:
             t_us += int(e.oldest/ss/e.sample_rate*1e6)
-        capture["core:datetime"] = iso_utc(t_us)
+        if iso_utc(t_us):       # (an invalid time is left out)
+            capture["core:datetime"] = iso_utc(t_us)
     if e.frequency:
         capture["core:frequency"] = e.frequency
     meta.add_capture(0, metadata=capture)

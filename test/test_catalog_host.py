@@ -456,3 +456,17 @@ def test_a_read_beyond_any_drive_is_an_error_not_a_traceback(tmp_path):
             r"beyond the end of the file \(67108864 bytes\)"):
         d.read(1 << 63, 512)
     d.close()
+
+def test_a_time_out_of_range_is_said_not_a_traceback(tmp_path, capsys):
+    img, e = _one(tmp_path, start_unix_us=(1 << 64) - 1)
+    rc, out, err = run(capsys, "list", *img.paths)
+    assert rc == 0 and "invalid time (18446744073709551615 us since 1970-01-01)" in out, out + err
+    h = cat.parse_header(img.read(0, 0, 4096))
+    h.format_unix_us = 1 << 63
+    for copy in (0, 1):
+        img.write(0, copy * 4096, cat.pack_header(h))
+    rc, out, err = run(capsys, "info", *img.paths)
+    assert rc == 0 and "formatted invalid time (9223372036854775808 us since 1970-01-01)" in out, out + err
+    # The last microsecond of year 9999 is still a time.
+    from literecorder.host.recording import iso_utc
+    assert iso_utc(253402300799999999) == "9999-12-31T23:59:59.999999Z" and iso_utc(253402300800000000) is None
