@@ -6,8 +6,23 @@
 """Arguments and helpers shared by the ``literec`` subcommands."""
 
 import sys
+import argparse
 
 from literecorder.host import drives as drv
+
+def int_range(lo, hi, what):
+    """An argparse type: an integer ``lo``..``hi`` (``hi`` None: no upper bound), decimal or 0x hex,
+    refused with ``what`` it is and what is allowed."""
+    allowed = f"{lo}..{hi}" if hi is not None else f"{lo} or more"
+    def parse(text):
+        try:
+            v = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: {what}, an integer {allowed} (decimal, or hex with 0x)")
+        if v < lo or (hi is not None and v > hi):
+            raise argparse.ArgumentTypeError(f"{v}: {what}, allowed {allowed}")
+        return v
+    return parse
 
 def add_drive_arguments(parser, single=False):
     if single:

@@ -470,3 +470,24 @@ def test_a_time_out_of_range_is_said_not_a_traceback(tmp_path, capsys):
     # The last microsecond of year 9999 is still a time.
     from literecorder.host.recording import iso_utc
     assert iso_utc(253402300799999999) == "9999-12-31T23:59:59.999999Z" and iso_utc(253402300800000000) is None
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--seed", "-1", "argument --seed: -1: pattern seed, allowed 0..4294967295"),
+    ("--seed", "0x1ffffffff", "argument --seed: 8589934591: pattern seed, allowed 0..4294967295"),
+    ("--seed", "xyz", "argument --seed: 'xyz': pattern seed, an integer 0..4294967295 (decimal, or hex with 0x)"),
+    ("--max-report", "-1", "argument --max-report: -1: error ranges to print, allowed 0 or more"),
+    ("--max-report", "two", "argument --max-report: 'two': error ranges to print, an integer 0 or more"),
+])
+def test_verify_refuses_bad_numbers(two, capsys, option, value, message):
+    with pytest.raises(SystemExit) as x:
+        literec(["verify", *two.paths, "--id", "1", option, value])
+    err = capsys.readouterr().err
+    assert x.value.code == 2 and message in err and "Traceback" not in err, err
+
+def test_verify_seed_and_max_report_limits(two, capsys):
+    two.write(0, 2048 * 512 + 64, b"\0" * 4)
+    two.write(0, 2048 * 512 + 640, b"\0" * 4)
+    rc, out, err = run(capsys, "verify", *two.paths, "--id", 1, "--max-report", 0)
+    assert rc == 1 and "2 word error(s)" in out and "  ... 2 more range(s)" in out, out
+    rc, out, err = run(capsys, "verify", *two.paths, "--id", 1, "--seed", "0xffffffff")
+    assert rc == 1 and "(seed 4294967295)" in out

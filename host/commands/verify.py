@@ -19,9 +19,10 @@ HELP = "check a test-pattern recording, errors by offset"
 def add_arguments(p):
     common.add_drive_arguments(p)
     common.add_id_argument(p)
-    p.add_argument("--seed", type=lambda s: int(s, 0), default=None,
-        help="pattern seed (default: the one in the catalog)")
-    p.add_argument("--max-report", type=int, default=10, metavar="N", help="error ranges to print (default 10)")
+    p.add_argument("--seed", type=common.int_range(0, 0xffffffff, "pattern seed"), default=None,
+        help="pattern seed, 0..4294967295 (default: the one in the catalog)")
+    p.add_argument("--max-report", type=common.int_range(0, None, "error ranges to print"), default=10,
+        metavar="N", help="error ranges to print, 0 or more (default 10)")
     p.add_argument("--partial", action="store_true",
         help="accept a set with drives missing as long as the recording's own drives are given")
     g = p.add_mutually_exclusive_group()
