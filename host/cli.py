@@ -10,7 +10,9 @@ subcommand by defining ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(a
 (exit status). Nothing else needs to change to add one.
 
 Exit status: 0 success, 1 the data did not verify, 2 bad arguments or unusable drives (missing,
-extra, swapped, mixed, corrupt or unknown catalog), 3 I/O error.
+extra, swapped, mixed, corrupt or unknown catalog), 3 I/O error, 4 verify found no error but could
+not check all of the recording (its drop log overflowed: where the later data belong in the input
+stream is unknown).
 """
 
 import sys
@@ -18,7 +20,7 @@ import argparse
 import pkgutil
 import importlib
 
-EXIT_OK, EXIT_DATA, EXIT_USAGE, EXIT_IO = 0, 1, 2, 3
+EXIT_OK, EXIT_DATA, EXIT_USAGE, EXIT_IO, EXIT_UNCHECKED = 0, 1, 2, 3, 4
 
 def commands():
     """{name: module} of every subcommand module in literecorder.host.commands."""
@@ -34,7 +36,8 @@ def commands():
 
 def parser():
     p = argparse.ArgumentParser(prog="literec", description=__doc__.split("\n\n")[0].split(": ", 1)[1],
-        epilog="Exit status: 0 ok, 1 data errors (verify), 2 unusable drives or arguments, 3 I/O error.")
+        epilog="Exit status: 0 ok, 1 data errors (verify), 2 unusable drives or arguments, 3 I/O error, "
+            "4 no data error but part of the recording could not be checked (verify, drop log overflowed).")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, mod in commands().items():

@@ -90,11 +90,21 @@ def pattern_words(seed, first_word, count):
     return x
 
 def input_offset_map(e):
-    """Function data offset -> input-stream offset (the drops logged before it added)."""
+    """Function data offset -> input-stream offset (the drops logged before it added). Exact only
+    below ``placed_end(e)``."""
     drops = sorted(e.drops, key=lambda d: d.data_offset)
     def f(d):
         return d + sum(x.nbytes for x in drops if x.data_offset <= d)
     return f
+
+def placed_end(e):
+    """The data offset from which the input-stream offsets of ``input_offset_map`` are unknown, or
+    None when they are all exact (every drop event is in the log). The log holds the first events:
+    once it overflowed (``drops_total`` above the events logged), the unlogged ones came at or after
+    the last logged one, anywhere from its data offset on (from 0 when none is logged)."""
+    if e.drops_total <= len(e.drops):
+        return None
+    return max((d.data_offset for d in e.drops), default=0)
 
 # SigMF --------------------------------------------------------------------------------------------
 

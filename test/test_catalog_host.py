@@ -491,3 +491,33 @@ def test_verify_seed_and_max_report_limits(two, capsys):
     assert rc == 1 and "2 word error(s)" in out and "  ... 2 more range(s)" in out, out
     rc, out, err = run(capsys, "verify", *two.paths, "--id", 1, "--seed", "0xffffffff")
     assert rc == 1 and "(seed 4294967295)" in out
+
+def _overflowed(tmp_path, bad_word_at=None):
+    # Two drops happened, the log holds the first: the input offset of a data offset is known only
+    # before the last logged drop (the unlogged one came at or after it, at data offset 200 KiB).
+    img = Image(tmp_path, 1)
+    n = 256 * 1024
+    e = recording(1, 0, [0], 2048, n, seed=5, drops=[cat.Drop(64 * 1024, 4096)], drops_total=2,
+        bytes_dropped=4096 + 8192)
+    img.put_entry(e)
+    full = stream(5, n + 4096 + 8192)
+    kept = full[:64 * 1024] + full[64 * 1024 + 4096:200 * 1024 + 4096] + full[200 * 1024 + 4096 + 8192:]
+    img.put_stream(e, kept)
+    if bad_word_at is not None:
+        img.write(0, 2048 * 512 + bad_word_at, b"\xff\xff\xff\xff")
+    return img
+
+def test_verify_checks_only_what_an_overflowed_drop_log_places(tmp_path, capsys):
+    img = _overflowed(tmp_path)
+    rc, out, err = run(capsys, "verify", *img.paths, "--id", 1)
+    assert rc == 4, out + err
+    assert "recording 1: 65536 of 262144 bytes checked against the test pattern (seed 5): 0 word error(s)" in out
+    assert ("  data offsets 65536..262143 (196608 bytes) not checked: the drop log overflowed (2 drops, "
+        "1 logged), the input-stream place of the data from the last logged drop (data offset 65536) on "
+        "is unknown") in out, out
+    r = dict(kv.split("=", 1) for kv in out.splitlines()[-1].split()[1:])
+    assert (r["errors"], r["words"], r["unchecked"]) == ("0", str(65536 // 4), "196608")
+    # An error in the part that can be checked is still an error (exit 1), one after it is not seen.
+    img = _overflowed(tmp_path / "b" if os.makedirs(tmp_path / "b") is None else None, bad_word_at=1000)
+    rc, out, err = run(capsys, "verify", *img.paths, "--id", 1)
+    assert rc == 1 and "1 word error(s), first at data offset 1000" in out, out
