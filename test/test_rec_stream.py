@@ -32,10 +32,29 @@ def beats_of(data, width):
     return out
 
 def run(dut, generators, cd_period):
+    """Simulates ``dut`` in sys (10 ns) and, with ``cd_period``, a "user" domain: both with a reset
+    (the ports' clock-domain crossings reset both sides on either reset, in two clock domains of
+    their own driven by sys and user's clocks, which Migen's simulator must tick too)."""
     clocks = {"sys": 10}
     if cd_period:
         clocks["user"] = cd_period
+        for name in clocks:
+            if not hasattr(dut, "cd_" + name):
+                setattr(dut.clock_domains, "cd_" + name, ClockDomain(name))
+        dut = dut.get_fragment()
+        clocks.update(derived_clocks(dut, clocks))
     run_simulation(dut, generators, clocks=clocks)
+
+def derived_clocks(fragment, clocks):
+    """{domain: period} of the domains whose clock is another domain's (``cd.clk.eq(ClockSignal(x))``,
+    as ``ClockDomainCrossing(with_common_rst=True)`` makes them)."""
+    from migen.fhdl.structure import _Assign
+    by_clk = {cd.clk: cd.name for cd in fragment.clock_domains}
+    out = {}
+    for st in fragment.comb:
+        if isinstance(st, _Assign) and isinstance(st.r, ClockSignal) and st.l in by_clk:
+            out[by_clk[st.l]] = clocks[st.r.cd]
+    return out
 
 # Record port: lossless ------------------------------------------------------------------------------
 
@@ -433,6 +452,56 @@ def test_replay_to_a_user_stream_drives_its_keep_only_if_it_has_one(ep):
     run_simulation(dut, gen())
     keep = [0xf, 0xf, 0x3] if ep.keep_width else [0, 0, 0]     # keep_width=0: not driven
     assert beats == [(0x04030201, keep[0], 0), (0x08070605, keep[1], 0), (0x0c0b0a09, keep[2], 1)]
+
+# Reset of one clock domain alone ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("reset", ["user", "sys"])
+@pytest.mark.parametrize("direction", ["record", "replay"])
+def test_a_reset_of_one_clock_domain_alone_leaves_no_phantom_word_in_the_crossing(direction, reset):
+    """Six 16-byte words cross (record: user -> sys; replay: sys -> user) and are all taken; then one
+    domain alone is reset (the user's PLL relocks, its own reset; or sys), the other side's reader
+    goes on: nothing more crosses. The crossing's FIFO used to keep the other side's pointer: the
+    difference came out as phantom words; with both sides reset, for a few cycles while the reset
+    begins (each side's copy of the other's pointer is late)."""
+    dut = (RecordPort if direction == "record" else ReplayPort)(128, 128, "user", depth=4)
+    dut.clock_domains.cd_sys  = ClockDomain("sys")
+    dut.clock_domains.cd_user = ClockDomain("user")
+    into, out = dut.sink, dut.source
+    cd_in, cd_out = ("user", "sys") if direction == "record" else ("sys", "user")
+    got = []
+    def writer():
+        for i in range(6):
+            yield into.valid.eq(1)
+            yield into.data.eq(i + 1)
+            if direction == "record":
+                yield into.keep.eq(0xffff)
+            else:
+                yield into.bytes.eq(16)
+            yield
+            while not (yield into.ready):
+                yield
+        yield into.valid.eq(0)
+    def reset_one():
+        rst = getattr(dut, "cd_" + reset).rst
+        for _ in range(40):
+            yield
+        yield rst.eq(1)                   # for a few cycles of both domains (Migen's simulator
+        for _ in range(8):                # passes the reset through, without the synchronizer's
+            yield                         # two cycles)
+        yield rst.eq(0)
+        for _ in range(40):
+            yield
+    @passive
+    def reader():
+        yield out.ready.eq(1)
+        while True:
+            yield
+            if (yield out.valid) and (yield out.ready):
+                got.append((yield out.data))
+    gens = {cd_in: [writer()], cd_out: [reader()]}
+    gens.setdefault(reset, []).append(reset_one())
+    run(dut, gens, 13)
+    assert got == [1, 2, 3, 4, 5, 6]
 
 # Parameters ----------------------------------------------------------------------------------------
 

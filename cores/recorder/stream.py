@@ -192,6 +192,34 @@ class _Unpacker(LiteXModule):
         self.sync += If(source.valid & source.ready,
             If(final, beat.eq(0)).Else(beat.eq(beat + 1)))
 
+# Clock-domain crossing -----------------------------------------------------------------------------
+
+class _Crossing(LiteXModule):
+    """``stream.ClockDomainCrossing`` whose two sides are reset together, by the reset of either clock
+    domain (``with_common_rst``: asserted at once, released in each side's clock; both domains need
+    a reset signal). A side in reset hands over nothing: the FIFO's pointers are reset in two clock
+    domains and each side's copy of the other's pointer is a few cycles late (stale words would
+    come out, words going in would vanish)."""
+    def __init__(self, layout, cd_from, cd_to, depth):
+        self.sink   = sink   = stream.Endpoint(layout)
+        self.source = source = stream.Endpoint(layout)
+
+        # # #
+
+        self.cdc = cdc = stream.ClockDomainCrossing(layout, cd_from=cd_from, cd_to=cd_to, depth=depth,
+            with_common_rst=True)
+        # Its sides' clock domains (LiteX names them from<duid>, to<duid>).
+        wr_rst = ResetSignal(f"from{cdc.duid}")
+        rd_rst = ResetSignal(f"to{cdc.duid}")
+        self.comb += [
+            sink.connect(cdc.sink, omit={"valid", "ready"}),
+            cdc.sink.valid.eq(sink.valid & ~wr_rst),
+            sink.ready.eq(cdc.sink.ready & ~wr_rst),
+            cdc.source.connect(source, omit={"valid", "ready"}),
+            source.valid.eq(cdc.source.valid & ~rd_rst),
+            cdc.source.ready.eq(source.ready & ~rd_rst),
+        ]
+
 # Record port ----------------------------------------------------------------------------------------
 
 class RecordPort(LiteXModule):
@@ -204,9 +232,10 @@ class RecordPort(LiteXModule):
     ring_width : int
         The ring word (LiteDRAM port width).
     clock_domain : str
-        Clock domain of ``sink`` ("sys" or the user's).
+        Clock domain of ``sink`` ("sys" or the user's; it needs a reset signal).
     depth : int
-        Ring words the port buffers (its FIFO; the clock-domain crossing when the domains differ).
+        Ring words the port buffers (its FIFO; the clock-domain crossing when the domains differ:
+        a reset of either domain resets both of its sides, its words are lost, never duplicated).
     """
     def __init__(self, data_width, ring_width, clock_domain="sys", depth=16):
         check_stream_width("RecordPort", data_width, ring_width)
@@ -224,8 +253,7 @@ class RecordPort(LiteXModule):
             self.fifo = fifo = stream.SyncFIFO(word_layout(ring_width), depth)
             self.comb += [packer.drop.eq(self.drop), packer.clear.eq(self.clear)]
         else:
-            self.fifo = fifo = stream.ClockDomainCrossing(word_layout(ring_width),
-                cd_from=clock_domain, cd_to="sys", depth=depth)
+            self.fifo = fifo = _Crossing(word_layout(ring_width), clock_domain, "sys", depth)
             self.specials += MultiReg(self.drop, packer.drop, odomain=clock_domain)
             self.clear_ps = ClockDomainsRenamer({"from": "sys", "to": clock_domain})(
                 PulseSynchronizer("from", "to"))
@@ -239,7 +267,8 @@ class RecordPort(LiteXModule):
 # Replay port ----------------------------------------------------------------------------------------
 
 class ReplayPort(LiteXModule):
-    """A replay output: ring words (sys) -> ``source`` (``data_width`` bits in ``clock_domain``)."""
+    """A replay output: ring words (sys) -> ``source`` (``data_width`` bits in ``clock_domain``, with a
+    reset signal; a reset of either domain resets both sides of the crossing)."""
     def __init__(self, data_width, ring_width, clock_domain="sys", depth=16):
         check_stream_width("ReplayPort", data_width, ring_width)
         self.data_width   = data_width
@@ -253,8 +282,7 @@ class ReplayPort(LiteXModule):
         if clock_domain == "sys":
             self.fifo = fifo = stream.SyncFIFO(word_layout(ring_width), 4)
         else:
-            self.fifo = fifo = stream.ClockDomainCrossing(word_layout(ring_width),
-                cd_from="sys", cd_to=clock_domain, depth=depth)
+            self.fifo = fifo = _Crossing(word_layout(ring_width), "sys", clock_domain, depth)
         self.comb += [
             self.sink.connect(fifo.sink),
             fifo.source.connect(unpacker.sink),
