@@ -219,6 +219,44 @@ def test_drop_policy_keeps_the_end_when_the_final_beat_is_refused():
     # 4 words kept, then a marker: no data, the 16 refused bytes, last.
     assert words == [(8, 0, 0)]*4 + [(0, 16, 1)]
 
+def test_drop_policy_counts_the_beats_refused_while_a_marker_waits():
+    """A packetized source that cannot wait (`last` every 3 beats), 32 into 64 bits, a FIFO of 4 words,
+    the reader stalled until beat 20: a refused `last` leaves a marker; the beats offered until the
+    marker is pushed are refused too and must be counted (52 of 120 bytes vanished uncounted)."""
+    dut = RecordPort(32, 64, "sys", depth=4)
+    n = 30
+    taken, words = [], []
+    def gen():
+        yield dut.drop.eq(1)
+        for i in range(n):
+            yield dut.sink.valid.eq(1)
+            yield dut.sink.data.eq(i + 1)
+            yield dut.sink.keep.eq(0xf)
+            yield dut.sink.last.eq(i % 3 == 2)
+            yield dut.source.ready.eq(i >= 20)
+            yield
+            taken.append((yield dut.sink.ready))
+        yield dut.sink.valid.eq(0)
+        for _ in range(20):
+            yield
+    @passive
+    def monitor():
+        while True:
+            if (yield dut.source.valid) and (yield dut.source.ready):
+                words.append(((yield dut.source.bytes), (yield dut.source.gap), (yield dut.source.data)))
+            yield
+    run_simulation(dut, [gen(), monitor()])
+    assert sum(b + g for b, g, _ in words) == 4*n, words
+    # In order: each word's gap is the beats refused in front of it, then its own beats.
+    pos = 0
+    for nbytes, gap, data in words:
+        assert not any(taken[pos:pos + gap//4]), (pos, gap)
+        pos += gap//4
+        for l in range(nbytes//4):
+            assert taken[pos] and (data >> 32*l) & 0xffffffff == pos + 1
+            pos += 1
+    assert pos == n
+
 def test_start_clears_a_pending_gap():
     dut = RecordPort(32, 64, "sys", depth=4)
     words = []

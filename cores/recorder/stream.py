@@ -24,7 +24,8 @@ Overflow policy (``drop``, static while recording, from the sys domain):
   (``ready`` low: the source loses them, and knows it). The bytes refused are carried with the next
   word that is kept (``gap``), so the recorder counts every dropped byte and logs where it was, in
   the sys domain, exactly. A ``last`` beat that is refused leaves a marker word (0 bytes, ``last``)
-  so that the end of the input is never lost.
+  so that the end of the input is never lost; beats offered until it is pushed are refused and
+  counted with it.
 
 ``clear`` (sys domain: a recording starts whose input was discarded before it, drop policy or
 flush_surplus) makes the port forget what it holds from before: the word being assembled, the word
@@ -144,6 +145,12 @@ class _Packer(LiteXModule):
                     If(keep_bad, keep_err.eq(1)),
                     *([stored[beat].eq(sink.data)] if lanes > 1 else []),
                 ),
+            ),
+            # Drop policy: a beat offered while the marker waits is refused too; its bytes are
+            # dropped with the marker's (one run of refused bytes), or in front of the next word if
+            # the marker goes this cycle.
+            If(sink.valid & marker,
+                gap.eq(Mux(source.ready, 0, gap) + beat_bytes),
             ),
             # A start forgets the word being assembled (and its keep error) and the drop state
             # (the word being refused, the gap, the marker); the drop state goes as well when the
