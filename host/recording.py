@@ -125,12 +125,29 @@ def iso_utc(unix_us):
         return None
     return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
-def write_sigmf(base, data_path, dset, e, gaps, gap_list):
-    """Writes ``base.sigmf-meta`` for the data file ``data_path`` (``base.sigmf-data``):
-    datatype, sample rate, capture start time and frequency, the drops (``gap_list``: (output
-    byte offset, bytes, data offset) as written) and the ring trigger as annotations."""
+class SigMFInvalid(Exception):
+    """Metadata the SigMF schema refuses (the message says where and why)."""
+
+def gap_list(e, gaps):
+    """The gaps of ``pieces`` as extract writes them: [(output byte offset, bytes, data offset)]."""
+    start, end = e.valid_range
+    out, prev, res = 0, start, []
+    for d in sorted((d for d in e.drops if start <= d.data_offset <= end), key=lambda d: d.data_offset):
+        out += d.data_offset - prev
+        prev = d.data_offset
+        res.append((out, d.nbytes, d.data_offset))
+        if gaps == "zero":
+            out += d.nbytes
+    return res
+
+def sigmf_meta(dset, e, gaps, gap_list):
+    """The SigMF metadata of the extracted recording (``gap_list`` as ``gap_list`` gives it),
+    without the data file's hash: datatype, sample rate, capture start time and frequency, the
+    drops and the ring trigger as annotations. Checked against the SigMF schema (SigMFInvalid)
+    before anything is written."""
+    import jsonschema
     from sigmf import SigMFFile
-    import literecorder
+    from sigmf.error import SigMFError
     datatype = e.datatype or SIGMF_DEFAULT_DATATYPE
     ss = sample_size(datatype)
     info = {
@@ -141,7 +158,7 @@ def write_sigmf(base, data_path, dset, e, gaps, gap_list):
     }
     if e.sample_rate:
         info["core:sample_rate"] = e.sample_rate
-    meta = SigMFFile(data_file=data_path, global_info=info)
+    meta = SigMFFile(global_info=info)
     capture = {}
     if e.start_unix_us:
         # A ring's capture starts at its oldest byte: the start time moves by the data before it.
@@ -168,5 +185,11 @@ def write_sigmf(base, data_path, dset, e, gaps, gap_list):
             out += sum(n for o, n, d in gap_list if d <= e.trigger)
         meta.add_annotation(out//ss, 1, metadata={"core:label": "trigger",
             "core:comment": f"ring trigger at data offset {e.trigger}"})
-    meta.tofile(base, overwrite=True)
+    try:
+        meta.validate()
+    except jsonschema.ValidationError as err:
+        where = " ".join(str(k) for k in err.absolute_path)
+        raise SigMFInvalid((f"{where}: " if where else "") + err.message) from None
+    except SigMFError as err:
+        raise SigMFInvalid(str(err)) from None
     return meta

@@ -124,7 +124,7 @@ def test_extract_destripes_exact_length(tmp_path, capsys, ndrives, order):
     rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", out)
     assert rc == 0, err
     assert out.read_bytes() == stream(77, n)
-    assert f"recording 1: {n} bytes" in o
+    assert f"recording 1: {n} bytes" in err and o == ""
 
 def test_list_table_and_info(tmp_path, capsys):
     img = Image(tmp_path, 2)
@@ -521,3 +521,85 @@ def test_verify_checks_only_what_an_overflowed_drop_log_places(tmp_path, capsys)
     img = _overflowed(tmp_path / "b" if os.makedirs(tmp_path / "b") is None else None, bad_word_at=1000)
     rc, out, err = run(capsys, "verify", *img.paths, "--id", 1)
     assert rc == 1 and "1 word error(s), first at data offset 1000" in out, out
+
+# Extract outputs: stdout, a failed extract, SigMF names ----------------------------------------------
+
+LITEREC = os.path.join(os.path.dirname(sys.executable), "literec")
+
+def test_extract_to_stdout_is_the_data_alone(tmp_path):
+    img, e = _one(tmp_path, n=300 * 1024 + 6, datatype="ri16_le")
+    want = stream(9, 300 * 1024 + 6)
+    for out in ("-", "/dev/stdout"):
+        r = subprocess.run([LITEREC, "extract", img.paths[0], "--id", "1", "-o", out, "--progress"],
+            capture_output=True)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == want, (len(r.stdout), r.stdout[-120:])
+        assert b"recording 1: 307206 bytes (307206 recorded, 0 gap(s)) -> " in r.stderr
+
+def test_extract_to_stdout_in_process_and_refused_with_sigmf(tmp_path, capsysbinary):
+    img, e = _one(tmp_path, n=300 * 1024 + 6, datatype="ri16_le")
+    rc = literec(["extract", img.paths[0], "--id", "1", "-o", "-"])
+    out, err = capsysbinary.readouterr()
+    assert rc == 0 and out == stream(9, 300 * 1024 + 6) and b"-> standard output" in err
+    # To a file the summary is on stderr too (the same for every output).
+    rc = literec(["extract", img.paths[0], "--id", "1", "-o", str(tmp_path / "f")])
+    out, err = capsysbinary.readouterr()
+    assert rc == 0 and out == b"" and (tmp_path / "f").read_bytes() == stream(9, 300 * 1024 + 6)
+    rc = literec(["extract", img.paths[0], "--id", "1", "-o", "-", "--sigmf"])
+    out, err = capsysbinary.readouterr()
+    assert rc == 2 and out == b"", err
+    assert (b"-o -: --sigmf writes two files (FILE.sigmf-data and FILE.sigmf-meta), not standard output: "
+        b"give a base name") in err, err
+
+def test_a_failed_extract_leaves_an_existing_output_as_it_was(tmp_path, capsys):
+    (tmp_path / "d").mkdir()
+    img, e = _one(tmp_path / "d", n=2 * MiB, datatype="ri16_le")
+    out = tmp_path / "o"
+    for f in ("o", "o.sigmf-data", "o.sigmf-meta"):
+        (tmp_path / f).write_bytes(b"keep " + f.encode())
+        os.chmod(tmp_path / f, 0o640)
+    cut = tmp_path / "d" / "cut.img"
+    cut.write_bytes(open(img.paths[0], "rb").read(MiB + MiB + MiB // 2))  # the second MiB of data is missing
+    for sigmf in ((), ("--sigmf",)):
+        rc, o, err = run(capsys, "extract", cut, "--id", 1, "-o", out, *sigmf)
+        assert rc == 2 and "truncated image" in err, err
+        assert sorted(os.listdir(tmp_path)) == ["d", "o", "o.sigmf-data", "o.sigmf-meta"]
+        for f in ("o", "o.sigmf-data", "o.sigmf-meta"):
+            assert (tmp_path / f).read_bytes() == b"keep " + f.encode()
+    # A successful extract replaces the file, with the mode the file had.
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", out, "--sigmf")
+    assert rc == 0, err
+    assert (tmp_path / "o.sigmf-data").read_bytes() == stream(9, 2 * MiB)
+    assert json.loads((tmp_path / "o.sigmf-meta").read_text())["global"]["core:datatype"] == "ri16_le"
+    assert os.stat(tmp_path / "o.sigmf-data").st_mode & 0o777 == 0o640
+    assert sorted(os.listdir(tmp_path)) == ["d", "o", "o.sigmf-data", "o.sigmf-meta"]
+
+def test_sigmf_output_names_are_the_ones_written_and_checked(tmp_path, capsys):
+    img, e = _one(tmp_path, datatype="ri16_le")
+    drive = str(tmp_path / "x.sigmf-meta")              # a drive image with a SigMF-like name
+    os.rename(img.paths[0], drive)
+    before = open(drive, "rb").read()
+    for name, kind in (("x.sigmf-collection", "a SigMF collection"), ("x.sigmf", "a SigMF archive")):
+        rc, o, err = run(capsys, "extract", drive, "--id", 1, "-o", tmp_path / name, "--sigmf")
+        assert rc == 2, err
+        assert (f"-o {tmp_path / name}: --sigmf writes FILE.sigmf-data and FILE.sigmf-meta, not {kind}: "
+            f"give the base name {tmp_path / 'x'}") in err, err
+        assert open(drive, "rb").read() == before and sorted(os.listdir(tmp_path)) == ["x.sigmf-meta"]
+    rc, o, err = run(capsys, "extract", drive, "--id", 1, "-o", tmp_path / "x.sigmf-data", "--sigmf")
+    assert rc == 2 and f"output {drive} is {drive}, a drive of the set being read" in err, err
+    assert open(drive, "rb").read() == before and sorted(os.listdir(tmp_path)) == ["x.sigmf-meta"]
+    # The names reported are the names written.
+    rc, o, err = run(capsys, "extract", drive, "--id", 1, "-o", tmp_path / "y.sigmf-meta", "--sigmf")
+    assert rc == 0, err
+    assert f"-> {tmp_path / 'y.sigmf-data'} + {tmp_path / 'y.sigmf-meta'}" in err
+    assert sorted(os.listdir(tmp_path)) == ["x.sigmf-meta", "y.sigmf-data", "y.sigmf-meta"]
+
+def test_sigmf_metadata_is_validated_before_anything_is_written(tmp_path, capsys):
+    (tmp_path / "d").mkdir()
+    img, e = _one(tmp_path / "d", datatype="RI16_LE")
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "s", "--sigmf")
+    assert rc == 2, err
+    assert ("recording 1: its metadata is not valid SigMF (global core:datatype: 'RI16_LE' does not match "
+        in err), err
+    assert "extract it without --sigmf" in err and "Traceback" not in err
+    assert sorted(os.listdir(tmp_path)) == ["d"]
