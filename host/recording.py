@@ -140,16 +140,30 @@ def gap_list(e, gaps):
             out += d.nbytes
     return res
 
-def sigmf_meta(dset, e, gaps, gap_list):
+def output_start_input_offset(e, gaps):
+    """Input-stream offset of the extracted file's first byte, or None when the drop log does not
+    give it (it overflowed before). With ``gaps`` zero a drop at the oldest byte is zero-filled
+    at the start of the file: the file starts where that drop starts."""
+    start = e.oldest
+    before = sum(d.nbytes for d in e.drops if d.data_offset < start or
+        (gaps == "skip" and d.data_offset == start))
+    placed = placed_end(e)
+    if placed is not None and (start > placed or (gaps == "skip" and start == placed)):
+        return None
+    return start + before
+
+def sigmf_meta(dset, e, gaps, gap_list, notes=None):
     """The SigMF metadata of the extracted recording (``gap_list`` as ``gap_list`` gives it),
     without the data file's hash: datatype, sample rate, capture start time and frequency, the
     drops and the ring trigger as annotations. Checked against the SigMF schema (SigMFInvalid)
-    before anything is written."""
+    before anything is written. What it leaves out, and why, is appended to ``notes``."""
     import jsonschema
     from sigmf import SigMFFile
     from sigmf.error import SigMFError
+    notes = [] if notes is None else notes
     datatype = e.datatype or SIGMF_DEFAULT_DATATYPE
     ss = sample_size(datatype)
+    nsamples = output_length(e, gaps)//ss
     info = {
         "core:datatype": datatype,
         "core:recorder": "LiteRecorder",
@@ -161,30 +175,50 @@ def sigmf_meta(dset, e, gaps, gap_list):
     meta = SigMFFile(global_info=info)
     capture = {}
     if e.start_unix_us:
-        # A ring's capture starts at its oldest byte: the start time moves by the data before it.
-        t_us = e.start_unix_us
-        if e.oldest and e.sample_rate:
-            t_us += int(e.oldest/ss/e.sample_rate*1e6)
-        if iso_utc(t_us):       # (an invalid time is left out)
-            capture["core:datetime"] = iso_utc(t_us)
+        # core:datetime is the time of sample 0: the recording's start (the time of input-stream
+        # byte 0) plus the input bytes before sample 0 (a ring's older laps, the drops before it)
+        # at the sample rate.
+        first = output_start_input_offset(e, gaps)
+        start = iso_utc(e.start_unix_us) or f"invalid time ({e.start_unix_us} us since 1970-01-01)"
+        if first is None:
+            notes.append(f"no core:datetime: the drop log overflowed ({e.drops_total} drops, {len(e.drops)} "
+                f"logged) before the first byte of the file: its place in the input stream is unknown")
+        elif first and not e.sample_rate:
+            notes.append(f"no core:datetime: sample 0 is input-stream byte {first} and the recording has "
+                f"no sample rate (its start, {start}, is the time of byte 0)")
+        else:
+            unit = ss*e.sample_rate_mhz            # bytes x millihertz: first*1e9/unit microseconds
+            t = iso_utc(e.start_unix_us + (first*10**9*2 + unit)//(2*unit)) if first else iso_utc(e.start_unix_us)
+            if t:
+                capture["core:datetime"] = t
+            else:
+                notes.append(f"no core:datetime: the recording's start is an invalid time ({e.start_unix_us} "
+                    "us since 1970-01-01)")
     if e.frequency:
         capture["core:frequency"] = e.frequency
     meta.add_capture(0, metadata=capture)
+    def annotate(out_off, count, label, comment, at_end):
+        # Annotations stay inside the file: one that would start after the last sample (a drop
+        # kept out or a trigger at the very end) is put on the last sample and says so.
+        first = out_off//ss
+        if first >= nsamples:
+            first, count, comment = nsamples - 1, 1, at_end
+        meta.add_annotation(first, count, metadata={"core:label": label, "core:comment": comment})
     for out_off, nbytes, data_off in gap_list:
         if gaps == "zero":
-            meta.add_annotation(out_off//ss, max(nbytes//ss, 1), metadata={
-                "core:label": "drop", "core:comment":
-                f"{nbytes} bytes dropped by the recorder (zero-filled here), before data offset {data_off}"})
+            annotate(out_off, max(-(-(out_off + nbytes)//ss) - out_off//ss, 1), "drop",
+                f"{nbytes} bytes dropped by the recorder (zero-filled here), before data offset {data_off}", None)
         else:
-            meta.add_annotation(out_off//ss, 1, metadata={
-                "core:label": "drop", "core:comment":
-                f"{nbytes} bytes dropped by the recorder before this sample (not in the file)"})
+            annotate(out_off, 1, "drop",
+                f"{nbytes} bytes dropped by the recorder before this sample (not in the file)",
+                f"{nbytes} bytes dropped by the recorder after this sample, the last one (at the end of the "
+                "recording; not in the file)")
     if e.mode == cat.MODE_RING and e.trigger != cat.NO_TRIGGER and e.oldest <= e.trigger <= e.bytes_recorded:
         out = e.trigger - e.oldest
         if gaps == "zero":
             out += sum(n for o, n, d in gap_list if d <= e.trigger)
-        meta.add_annotation(out//ss, 1, metadata={"core:label": "trigger",
-            "core:comment": f"ring trigger at data offset {e.trigger}"})
+        annotate(out, 1, "trigger", f"ring trigger at data offset {e.trigger}",
+            f"ring trigger at data offset {e.trigger}, after this sample, the last one (the end of the recording)")
     try:
         meta.validate()
     except jsonschema.ValidationError as err:

@@ -603,3 +603,84 @@ def test_sigmf_metadata_is_validated_before_anything_is_written(tmp_path, capsys
         in err), err
     assert "extract it without --sigmf" in err and "Traceback" not in err
     assert sorted(os.listdir(tmp_path)) == ["d"]
+
+# SigMF time and annotations ------------------------------------------------------------------------
+
+def _ring_with_drops(tmp_path, rate_mhz, drops_total=None):
+    # A ring wrapped twice; drops before its oldest byte (their bytes moved the input on) and one at
+    # the oldest byte itself. The file's sample 0 is input-stream byte oldest + the drops before it.
+    img = Image(tmp_path, 2)
+    chunk, ring = 64 * 1024, 8 * 64 * 1024
+    total = 2 * ring + 5 * chunk
+    oldest = total - ring
+    drops = [cat.Drop(100 * 1024, 200_000), cat.Drop(ring + 3 * chunk, 4096), cat.Drop(oldest, 1000)]
+    e = recording(1, 0, [0, 1], 2048, ring, chunk=chunk, seed=3, mode=cat.MODE_RING, datatype="ri16_le",
+        sample_rate_mhz=rate_mhz, start_unix_us=1_700_000_000_000_000, drops=drops,
+        drops_total=len(drops) if drops_total is None else drops_total, bytes_dropped=205_096)
+    e.ring_bytes, e.bytes_recorded, e.oldest = ring, total, oldest
+    img.put_entry(e)
+    img.put_stream(e, bytes(total))
+    return img, oldest
+
+def test_sigmf_time_of_a_ring_counts_the_bytes_dropped_before_its_oldest(tmp_path, capsys):
+    from sigmf import sigmffile
+    img, oldest = _ring_with_drops(tmp_path, 1_000_000_000)       # 1 MHz, 2-byte samples
+    for gaps, before in (("zero", 200_000 + 4096), ("skip", 200_000 + 4096 + 1000)):
+        rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / gaps, "--sigmf", "--gaps", gaps)
+        assert rc == 0, err
+        m = sigmffile.fromfile(str(tmp_path / f"{gaps}.sigmf-meta"))
+        us = (oldest + before) // 2                               # one sample per microsecond
+        assert m.get_capture_info(0)["core:datetime"] == \
+            f"2023-11-14T22:13:{20 + us // 10**6:02d}.{us % 10**6:06d}Z", (gaps, m.get_capture_info(0))
+
+def test_sigmf_time_is_left_out_when_it_is_not_known(tmp_path, capsys):
+    import sigmf
+    # No sample rate: the time of the ring's oldest byte is not the recording's start.
+    (tmp_path / "a").mkdir()
+    img, oldest = _ring_with_drops(tmp_path / "a", 0)
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "a" / "r", "--sigmf")
+    assert rc == 0, err
+    meta = json.loads((tmp_path / "a" / "r.sigmf-meta").read_text())
+    assert "core:datetime" not in meta["captures"][0]
+    assert ("note: no core:datetime: sample 0 is input-stream byte 1056064 and the recording has no sample "
+        "rate (its start, 2023-11-14T22:13:20.000000Z, is the time of byte 0)") in err, err
+    # A drop log that overflowed before the oldest byte: its place in the input stream is unknown.
+    (tmp_path / "b").mkdir()
+    img, oldest = _ring_with_drops(tmp_path / "b", 1_000_000_000, drops_total=4)
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "b" / "r", "--sigmf", "--gaps", "skip")
+    assert rc == 0, err
+    assert "core:datetime" not in json.loads((tmp_path / "b" / "r.sigmf-meta").read_text())["captures"][0]
+    assert "note: no core:datetime: the drop log overflowed (4 drops, 3 logged)" in err, err
+    # A recording from its first byte has the start time, with or without a sample rate.
+    (tmp_path / "c").mkdir()
+    img, e = _one(tmp_path / "c", datatype="ri16_le", start_unix_us=1_700_000_000_000_000)
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "c" / "r", "--sigmf")
+    assert rc == 0 and "note" not in err, err
+    assert json.loads((tmp_path / "c" / "r.sigmf-meta").read_text())["captures"][0]["core:datetime"] == \
+        "2023-11-14T22:13:20.000000Z"
+
+def test_sigmf_annotations_at_the_end_stay_in_the_file(tmp_path, capsys):
+    import warnings
+    from sigmf import sigmffile
+    # A drop after the last byte, kept out: no sample follows it. A ring trigger at its last byte.
+    n = 256 * 1024
+    img, e = _one(tmp_path, n=n, datatype="ri16_le", drops=[cat.Drop(n, 4096)], drops_total=1, bytes_dropped=4096)
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "s", "--sigmf", "--gaps", "skip")
+    assert rc == 0, err
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = sigmffile.fromfile(str(tmp_path / "s.sigmf-meta"))
+        assert len(m.read_samples()) == n // 2
+    (a,) = m.get_annotations()
+    assert (a["core:sample_start"], a["core:sample_count"]) == (n // 2 - 1, 1)
+    assert a["core:comment"] == ("4096 bytes dropped by the recorder after this sample, the last one "
+        "(at the end of the recording; not in the file)")
+    e.mode, e.ring_bytes, e.trigger, e.drops, e.drops_total, e.bytes_dropped = cat.MODE_RING, n, n, [], 0, 0
+    img.put_entry(e)
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "t", "--sigmf")
+    assert rc == 0, err
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (a,) = sigmffile.fromfile(str(tmp_path / "t.sigmf-meta")).get_annotations()
+    assert (a["core:sample_start"], a["core:sample_count"], a["core:label"]) == (n // 2 - 1, 1, "trigger")
+    assert a["core:comment"] == f"ring trigger at data offset {n}, after this sample, the last one (the end of the recording)"

@@ -177,12 +177,15 @@ def run(args):
                 "recording needs that; extract it without --sigmf"
                 + (", or with the other --gaps" if e.bytes_dropped else ""), file=sys.stderr)
             return EXIT_USAGE
+        notes = []
         try:
-            meta = rd.sigmf_meta(dset, e, args.gaps, gap_list)
+            meta = rd.sigmf_meta(dset, e, args.gaps, gap_list, notes)
         except rd.SigMFInvalid as err:
             print(f"literec extract: error: recording {e.id}: its metadata is not valid SigMF ({err}): "
                 "extract it without --sigmf", file=sys.stderr)
             return EXIT_USAGE
+        for n in notes:
+            print(f"note: {n}", file=sys.stderr)
     if e.state == cat.STATE_RECORDING:
         print(f"warning: recording {e.id} did not end (state recording: cut by a power loss or a reset): "
             f"extracting its last checkpoint, {e.length} bytes", file=sys.stderr)
