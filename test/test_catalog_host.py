@@ -684,3 +684,20 @@ def test_sigmf_annotations_at_the_end_stay_in_the_file(tmp_path, capsys):
         (a,) = sigmffile.fromfile(str(tmp_path / "t.sigmf-meta")).get_annotations()
     assert (a["core:sample_start"], a["core:sample_count"], a["core:label"]) == (n // 2 - 1, 1, "trigger")
     assert a["core:comment"] == f"ring trigger at data offset {n}, after this sample, the last one (the end of the recording)"
+
+# literec bench: options a board run would ignore ------------------------------------------------------
+
+@pytest.mark.parametrize("transport", [["--serial", "/dev/null"], ["--url", "socket://localhost:1"]])
+def test_bench_on_a_board_refuses_every_simulation_option(capsys, transport):
+    sim_only = [("--ns-size", "1GiB"), ("--fault", "drop-cqe:3"), ("--lba-size", "4096"), ("--ssd", "qemu"),
+        ("--link", "gen2x1"), ("--ssd-seed", "7"), ("--qemu-mdts", "5"), ("--boot-timeout", "10"),
+        ("--ssds", "2"), ("--dram", "kcu105")]
+    for opt, value in sim_only:
+        with pytest.raises(SystemExit) as x:
+            literec(["bench", "peak", *transport, opt, value, "-o", "x"])
+        err = capsys.readouterr().err
+        assert x.value.code == 2 and f"error: {opt}: simulation options, they need --sim" in err, (opt, err)
+    argv = [a for o in sim_only[:3] for a in o]
+    with pytest.raises(SystemExit):
+        literec(["bench", "peak", *transport, *argv, "-o", "x"])
+    assert "error: --ns-size, --lba-size, --fault: simulation options, they need --sim" in capsys.readouterr().err

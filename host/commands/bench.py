@@ -184,6 +184,9 @@ def bios_command(args):
         return " ".join(c + port)
     raise ValueError(args.kind)
 
+# The simulation's own options (besides targets/sim.py's SSD options): a board run would ignore them.
+SIM_ONLY = ("--ssds", "--dram", "--build-dir", "--boot-timeout")
+
 def check_arguments(p, args):
     """Combinations argparse cannot check (exit 2 with the reason)."""
     transports = [t for t in ("sim", "serial", "url") if getattr(args, t)]
@@ -197,8 +200,13 @@ def check_arguments(p, args):
         p.error("give one transport: --sim, --serial DEV or --url URL" +
             (f" (got {', '.join('--' + t for t in transports)})" if transports else ""))
     if not args.sim:
-        given = [o for o, d in (("--ssds", 1), ("--dram", "sim"), ("--build-dir", None),
-            ("--ssd-profile", "tlc-slc")) if getattr(args, o[2:].replace("-", "_")) != d]
+        given = [o for o in SIM_ONLY if getattr(args, o[2:].replace("-", "_")) != p.get_default(o[2:].replace("-", "_"))]
+        # The simulated SSD's options (targets/sim.py's), against their parsed defaults.
+        from literecorder.targets.sim import ssd_parser
+        sp = ssd_parser()
+        defaults = sp.parse_args([])
+        given += [a.option_strings[0] for a in sp._actions if a.option_strings and a.dest != "help"
+            and getattr(args, a.dest) != getattr(defaults, a.dest)]
         if given:
             p.error(f"{', '.join(given)}: simulation options, they need --sim")
     if args.sim and args.kind != "scaling" and args.port >= args.ssds:
