@@ -701,3 +701,15 @@ def test_bench_on_a_board_refuses_every_simulation_option(capsys, transport):
     with pytest.raises(SystemExit):
         literec(["bench", "peak", *transport, *argv, "-o", "x"])
     assert "error: --ns-size, --lba-size, --fault: simulation options, they need --sim" in capsys.readouterr().err
+
+def test_extract_does_not_replace_a_file_it_may_not_write(tmp_path, capsys, monkeypatch):
+    # The temporary file is renamed over the output: a read-only output is refused first, as a
+    # plain open() would refuse it (os.access stands in for a non-root user here).
+    from literecorder.host.commands import extract
+    (tmp_path / "d").mkdir()
+    img, e = _one(tmp_path / "d")
+    (tmp_path / "ro").write_bytes(b"read-only")
+    monkeypatch.setattr(extract.os, "access", lambda path, mode: not str(path).endswith("ro"))
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "ro")
+    assert rc == 3 and f"cannot write {tmp_path / 'ro'} (Permission denied)" in err, err
+    assert (tmp_path / "ro").read_bytes() == b"read-only" and sorted(os.listdir(tmp_path)) == ["d", "ro"]

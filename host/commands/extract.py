@@ -11,6 +11,7 @@ the end): a failed extract leaves an existing file as it was. Messages go to std
 import os
 import sys
 import stat
+import errno
 import hashlib
 import tempfile
 
@@ -111,6 +112,8 @@ class Output:
         if st is not None and not stat.S_ISREG(st.st_mode):
             self.f = open(path, "wb")
             return
+        if st is not None and not os.access(path, os.W_OK):     # as open() would refuse it
+            raise OSError(errno.EACCES, f"cannot write {path} ({os.strerror(errno.EACCES)})")
         target = os.path.realpath(path)     # a symbolic link: its target is replaced, as open() would write it
         if st is not None:
             mode = stat.S_IMODE(st.st_mode)
