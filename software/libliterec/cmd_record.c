@@ -552,9 +552,15 @@ static void configure(struct rec_job *j)
 	if (!j->replay && j->input == REC_INPUT_PATTERN) {
 		uint64_t src = j->stop_bytes ? j->stop_bytes : j->abort_bytes ? j->abort_bytes :
 			j->source_bytes ? j->source_bytes : j->mode == REC_MODE_FIXED ? j->bytes : 0;
-		/* A source left running by an earlier recording (its surplus kept waiting) stops first:
-		 * the recorder discards what waits in the input path when it starts (CLEAR). */
+		/* A source left running by an earlier recording (its surplus kept waiting) stops first, and
+		 * what it left in the input path is discarded (counted): it is not this recording's pattern
+		 * (a lossless input that waits is recorded by the next run, also with surplus=keep). */
+		uint64_t t0;
 		recstream_ctrl_write(1 << CSR_RECSTREAM_CTRL_GEN_STOP_OFFSET);
+		recorder_ctrl_write(ctrl_config(j) | (1 << CSR_RECORDER_CTRL_FLUSH_SURPLUS_OFFSET));
+		t0 = literec_cycles();
+		while (literec_cycles() - t0 < literec_us_to_cycles(20))   /* the port's FIFO: a few thousand words at most */
+			;
 		recstream_gen_seed_write(j->seed);
 		recstream_gen_beats_write(src/WORD);
 		recstream_gen_rate_write((uint32_t)source_rate(j));
