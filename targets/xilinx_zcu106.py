@@ -28,6 +28,7 @@ from litex.gen import *
 from litex_boards.platforms import xilinx_zcu106
 
 from litex.soc.cores.clock import USMMCM, USIDELAYCTRL
+from litex.build.generic_platform import Subsignal, Pins, IOStandard
 from litex.build.openfpgaloader import OpenFPGALoader
 
 from litedram.modules import MT40A256M16
@@ -35,6 +36,23 @@ from litedram.phy import usddrphy
 
 from literecorder.soc.board_soc import LiteRecorderBoardSoC
 from literecorder.cores.pcie.phy import USPRootPortPHY
+
+# Platform -----------------------------------------------------------------------------------------
+
+class Platform(xilinx_zcu106.Platform):
+    """litex-boards' ZCU106 with its 125 MHz clock input as the board's XDC has it: LVDS (bank 68,
+    VCCO = VADJ_FMC, 1.8 V; litex-boards declares DIFF_SSTL15, a 1.5 V standard)."""
+    def __init__(self, *args, **kwargs):
+        xilinx_zcu106.Platform.__init__(self, *args, **kwargs)
+        available = self.constraint_manager.available
+        for i, io in enumerate(available):
+            if io[:2] == ("clk125", 0):
+                available[i] = ("clk125", 0,
+                    Subsignal("p", Pins("H9"), IOStandard("LVDS")),
+                    Subsignal("n", Pins("G9"), IOStandard("LVDS")))
+                break
+        else:
+            raise ValueError("litex-boards' ZCU106 platform has no clk125 (H9/G9) to set to LVDS")
 
 # CRG ----------------------------------------------------------------------------------------------
 
@@ -71,7 +89,7 @@ class BaseSoC(LiteRecorderBoardSoC):
     board = "zcu106"
 
     def __init__(self, sys_clk_freq=125e6, **kwargs):
-        platform = xilinx_zcu106.Platform()
+        platform = Platform()
         self.crg = _CRG(platform, sys_clk_freq)
         LiteRecorderBoardSoC.__init__(self, platform, sys_clk_freq, **kwargs)
 
@@ -90,7 +108,7 @@ class BaseSoC(LiteRecorderBoardSoC):
 
 def main(argv=None):
     from literecorder.targets.board_cli import board_main
-    return board_main("zcu106", xilinx_zcu106.Platform, BaseSoC,
+    return board_main("zcu106", Platform, BaseSoC,
         programmer = lambda cable: OpenFPGALoader(board="zcu106", cable=cable or ""),
         flash      = "the PL is configured by the processing system at boot (a BOOT.BIN with an FSBL "
                      "and this bitstream, made with bootgen), which this target does not produce; "

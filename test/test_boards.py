@@ -72,14 +72,19 @@ def check_s7_ip(config, link):
         p.append(f"Max_Payload_Size {config.get('Max_Payload_Size')}")
     return p
 
-def check_us_ip(config, link):
+def check_us_ip(config, link, usp=False):
     p = []
     want = {"device_port_type": "Root_Port_of_PCI_Express_Root_Complex",
         "PL_LINK_CAP_MAX_LINK_SPEED": "8.0_GT/s", "PL_LINK_CAP_MAX_LINK_WIDTH": "X4",
         "REF_CLK_FREQ": "100_MHz", "pf0_bar0_enabled": "false",
         "type1_membase_memlimit_enable": "Enabled", "PF0_CLASS_CODE": "060400",
-        "pcie_blk_locn": link["pcie_blk_locn"], "select_quad": f"GTH_Quad_{link['quad']}",
-        "en_gt_selection": "true"}
+        "pcie_blk_locn": link["pcie_blk_locn"], "coreclk_freq": "250"}
+    if usp:
+        want.update(select_quad=f"GTH_Quad_{link['quad']}", en_gt_selection="true")
+    else:
+        # pcie3_ultrascale: PG156 offers X0Y2 only quad 227 (x4), X0Y1 only 226: the quads the
+        # KCU105's FMC uses (228, 227) are reached by the lanes' LOCs, no IP quad selection.
+        want.update(select_quad=None, en_gt_selection=None)
     p += [f"{k} = {config.get(k)!r}, not {v!r}" for k, v in want.items() if config.get(k) != v]
     if (config.get("axisten_if_width"), config.get("axisten_freq")) not in [("128_bit", "250"),
         ("256_bit", "125")]:
@@ -93,7 +98,7 @@ def check_us_ip(config, link):
 
 FAMILY = {"kc705": ("pcie_7x", "pcie_s7_rp", check_s7_ip, "PCIE_X0Y0"),
           "kcu105": ("pcie3_ultrascale", "pcie_us_rp", check_us_ip, None),
-          "zcu106": ("pcie4_uscale_plus", "pcie_usp_rp", check_us_ip, None)}
+          "zcu106": ("pcie4_uscale_plus", "pcie_usp_rp", lambda c, l: check_us_ip(c, l, usp=True), None)}
 
 # Generation, TCL, XDC, lint -----------------------------------------------------------------------
 
@@ -147,6 +152,11 @@ def test_board_generates_tcl_xdc_and_lints(board, ssds):
         assert re.search(rf"^set_property LOC {link['pcie_site']} \[get_cells .*\"{module}{i}/\*\"",
             xdc, re.M)
         assert f"set_false_path -to [get_ports {{{port}_rst_n}}]" in xdc
+    # The board's system clock input in the standard of its bank (ZCU106: CLK_125 is LVDS in bank
+    # 68 at VADJ_FMC 1.8 V, the board's XDC; litex-boards declares DIFF_SSTL15).
+    if board == "zcu106":
+        stds = bc.xdc_iostandards(xdc)
+        assert (stds.get("clk125_p"), stds.get("clk125_n")) == ("LVDS", "LVDS"), stds
     # sys <-> each root port's user clock: a max delay of one destination period each way.
     delays = re.findall(r"^set_max_delay -datapath_only -from \[get_clocks -of_objects \[get_nets "
         r"(\w+)\]\] -to \[get_clocks -of_objects \[get_nets (\w+)\]\] ([\d.]+)$", xdc, re.M)

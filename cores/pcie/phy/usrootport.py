@@ -91,8 +91,10 @@ class _USRootPortPHY(RootPortPHY):
     pcie_blk_locn : str
         Integrated block used (IP ``pcie_blk_locn``), e.g. ``"X0Y2"``; None: the IP's default.
     gt_quad : int
-        Transceiver quad of the lanes (IP ``select_quad`` = ``GTH_Quad_<gt_quad>``); None: the IP's
-        default.
+        Transceiver quad of the lanes. UltraScale+ (``pcie4_uscale_plus``): IP ``select_quad`` =
+        ``GTH_Quad_<gt_quad>``. UltraScale (``pcie3_ultrascale``): not given to the IP (PG156 offers
+        each block only its adjacent quads, e.g. 227 for X0Y2 at x4); the lanes' LOC constraints
+        place them, as Opsero's KCU105 designs do. None: the IP's default.
     ip_name : str
         Module name of the generated IP and of its instance (one per root port).
     """
@@ -357,13 +359,14 @@ class _USRootPortPHY(RootPortPHY):
             "pf0_dev_cap_max_payload"       : f"{self.root_mps_cap}_bytes",
             "PF0_INTERRUPT_PIN"             : "NONE",
             "aspm_support"                  : "No_ASPM",
-            "coreclk_freq"                  : 500 if self.speed == "gen3" else 250,
+            # PG213/PG156: core clock 250 MHz up to x4 (500 only from Gen3 x8).
+            "coreclk_freq"                  : 500 if self.speed == "gen3" and self.nlanes >= 8 else 250,
             "plltype"                       : f["plltype"],
             "REF_CLK_FREQ"                  : "100_MHz",
         }
         if self.pcie_blk_locn is not None:
             config["pcie_blk_locn"] = self.pcie_blk_locn
-        if self.gt_quad is not None:
+        if self.gt_quad is not None and self.family == "usp":
             config["en_gt_selection"] = "true"
             config["select_quad"]     = f"GTH_Quad_{self.gt_quad}"
         config.update(self.config)
@@ -373,8 +376,6 @@ class _USRootPortPHY(RootPortPHY):
         unverified = ["pf0_bar0_enabled", "type1_membase_memlimit_enable"]
         if self.family == "us":
             unverified += ["device_port_type", "REF_CLK_FREQ"]
-            if self.gt_quad is not None:
-                unverified += ["en_gt_selection"]
         tcl = ip_tcl(self.ip, self.ip_name, self.get_ip_config(), unverified=unverified)
         platform.toolchain.pre_synthesis_commands += tcl
         self.ip_tcl = tcl
