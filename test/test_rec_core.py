@@ -352,23 +352,24 @@ def _prepared_run(name=None, at=None, cycles=60):
 def _prepared_trace():
     return _prepared_run(cycles=30)[0]
 
-@pytest.mark.parametrize("when", ["check", "check_late", "clear", "restart"])
+@pytest.mark.parametrize("when", ["with_start", "check", "check_late", "clear", "restart"])
 @pytest.mark.parametrize("name, code", [("stop", STATUS_STOPPED), ("abort", STATUS_ABORTED)])
 def test_a_stop_or_abort_while_the_run_is_prepared_ends_it_when_it_begins(name, code, when):
     """An until-stop recording (64 chunks at most: about 530 cycles); a stop or abort comes after the
-    start but before the run: in the configuration check (its first cycle, later), in the slot
-    clearing, in the cycle of the restart. The recording ends at once with that status, within 60
+    start but before the run: in the start's own cycle, in the configuration check (its first cycle,
+    later), in the slot clearing, in the cycle of the restart. The recording ends at once with that status, within 60
     cycles (it used to be ignored: the recording ran to its capacity)."""
     trace = _prepared_trace()
     states = [t[0] for t in trace]
     at = {
+        "with_start": 0,
         "check":      states.index("CHECK"),
         "check_late": states.index("CHECK") + 5,
         "clear":      states.index("CLEAR"),
         "restart":    [t[1] for t in trace].index(1),
     }[when]
     trace, got = _prepared_run(name, at)
-    assert trace[at][2] == 1 and trace[at][0] in ("CHECK", "CLEAR"), trace[at]
+    assert trace[at][2] == 1 and trace[at][0] in (("IDLE",) if when == "with_start" else ("CHECK", "CLEAR")), trace[at]
     assert (trace[at][1] == 1) == (when == "restart")
     assert got["done"] == 1 and got["status"] == code, got
     assert got["bytes_in"] == got["kept"] + got["dropped"], got

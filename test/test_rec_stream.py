@@ -332,11 +332,86 @@ def _record_around_a_clear(before, drop=1, drop_after=None, clear=True, new=4, d
 
 NEW_WORD = 0x44444444_33333333_22222222_11111111
 
-def test_clear_forgets_a_partly_assembled_word_and_its_keep_error():
-    """A beat of a word (with a keep error) taken before the start is not the first beat of the
-    recording's first word (it was: the old beat at byte 0, the new word flagged)."""
+def test_clear_keeps_a_partly_assembled_word_and_its_keep_error():
+    """A word being assembled when the start arrives is kept, with its keep error: in another clock
+    domain the start arrives after words completed since were recorded, forgetting it would leave a
+    hole (test_a_late_clear_leaves_no_hole)."""
     words = _record_around_a_clear([(0x0bad0bad, 0x3, 0)], drop=0)
-    assert words == [(16, 0, 0, 0, NEW_WORD)]
+    assert words == [(16, 0, 1, 0, 0x33333333_22222222_11111111_0bad0bad)]
+
+@pytest.mark.parametrize("period", [3, 7, 13, 23])
+def test_a_late_clear_leaves_no_hole(period):
+    """A free-running counter (drop policy) through a port in its own clock domain; the start (clear)
+    reaches it a few of its cycles late: the words taken after the start are consecutive counts but
+    for the bytes each word says were dropped before it (a forgotten half word was an unlogged hole)."""
+    class T(Module):
+        def __init__(self):
+            self.clock_domains.cd_sys  = ClockDomain("sys")
+            self.clock_domains.cd_user = ClockDomain("user")
+            self.submodules.port = RecordPort(32, 128, "user", depth=8)
+            self.count = Signal(32, reset=1)
+            self.comb += [self.port.drop.eq(1), self.port.sink.valid.eq(1), self.port.sink.keep.eq(0xf),
+                self.port.sink.data.eq(self.count)]
+            self.sync.user += self.count.eq(self.count + 1)
+    t = T()
+    frag = t.get_fragment()
+    clocks = {"sys": 10, "user": period}
+    clocks.update(derived_clocks(frag, clocks))
+    words, started = [], []
+    def gen():
+        yield t.port.source.ready.eq(1)
+        for _ in range(30):
+            yield
+        yield t.port.clear.eq(1)
+        yield
+        yield t.port.clear.eq(0)
+        started.append(1)
+        for _ in range(40):
+            yield
+    @passive
+    def monitor():
+        while True:
+            if started and (yield t.port.source.valid) and (yield t.port.source.ready):
+                d = yield t.port.source.data
+                words.append(([(d >> 32*i) & 0xffffffff for i in range(4)], (yield t.port.source.gap)))
+            yield
+    run_simulation(frag, {"sys": [gen(), monitor()]}, clocks=clocks)
+    assert len(words) >= 4
+    for (prev, _), (word, gap) in zip(words, words[1:]):
+        assert word == list(range(word[0], word[0] + 4)) and word[0] == prev[-1] + 1 + gap//4, words
+
+def test_a_last_refused_as_the_marker_goes_gets_its_own_marker():
+    """Drop policy: a refused `last` leaves a marker; a second `last` refused in the cycle the marker
+    is pushed gets a marker of its own (its bytes were counted but its end lost)."""
+    dut = RecordPort(32, 64, "sys", depth=1)
+    words = []
+    def gen():
+        yield dut.drop.eq(1)
+        # Fill the FIFO (one word), then a refused word ending with `last`: a marker waits.
+        for i, last in [(0, 0), (1, 0), (2, 0), (3, 1)]:
+            yield dut.sink.valid.eq(1)
+            yield dut.sink.data.eq(i)
+            yield dut.sink.keep.eq(0xf)
+            yield dut.sink.last.eq(last)
+            yield
+        # A `last` beat offered in the cycle the reader makes room (the marker goes).
+        yield dut.sink.data.eq(4)
+        yield dut.sink.last.eq(1)
+        yield dut.source.ready.eq(1)
+        yield
+        yield dut.sink.valid.eq(0)
+        yield dut.sink.last.eq(0)
+        for _ in range(8):
+            yield
+    @passive
+    def monitor():
+        while True:
+            if (yield dut.source.valid) and (yield dut.source.ready):
+                words.append(((yield dut.source.bytes), (yield dut.source.gap), (yield dut.source.last)))
+            yield
+    run_simulation(dut, [gen(), monitor()])
+    assert words[0] == (8, 0, 0)
+    assert words[1:] == [(0, 8, 1), (0, 4, 1)], words
 
 def test_clear_forgets_a_word_being_refused():
     """Drop policy: the FIFO (1 word) is full, a word is refused from its first beat; the start comes

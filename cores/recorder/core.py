@@ -349,12 +349,12 @@ class RecorderCore(LiteXModule):
             NextValue(self.done, 1),
             NextState("IDLE")
         )
-        # A stop or abort while the run is prepared (CHECK, CLEAR) is kept and applies when it begins
-        # (its first cycle in RUN): a recording stopped before it ran ends at once.
+        # A stop or abort with the start or while the run is prepared (CHECK, CLEAR) is kept and
+        # applies when it begins (its first cycle in RUN): a recording stopped before it ran ends at once.
         stop, abort = Signal(), Signal()
         stop_early, abort_early = Signal(), Signal()
         self.sync += If(fsm.ongoing("IDLE"),
-            stop_early.eq(0), abort_early.eq(0),
+            stop_early.eq(self.start & self.stop), abort_early.eq(self.start & self.abort),
         ).Elif(fsm.ongoing("CHECK") | fsm.ongoing("CLEAR"),
             If(self.stop,  stop_early.eq(1)),
             If(self.abort, abort_early.eq(1)),

@@ -28,9 +28,12 @@ Overflow policy (``drop``, static while recording, from the sys domain):
   counted with it.
 
 ``clear`` (sys domain: a recording starts whose input was discarded before it, drop policy or
-flush_surplus) makes the port forget what it holds from before: the word being assembled, the word
-being refused, the gap, a pending marker. The beats it takes until the pulse reaches its clock
-domain (a few cycles of it) count as taken before the start. Under the lossless policy without
+flush_surplus) makes the port forget its drop state from before: the word being refused (its beats
+were refused, none stored), the gap, a pending marker. A word being assembled is kept: the pulse
+reaches a port in another clock domain a few of its cycles after the start, when words completed
+since may already be recorded, so forgetting it would leave an uncounted hole in the recording.
+A source that restarts with a recording ends its previous stream on a word boundary (or with
+`last`), else its last beats begin the next recording. Under the lossless policy without
 flush_surplus the input waits outside a recording: what the port holds begins the next one (no
 ``clear``).
 """
@@ -151,16 +154,18 @@ class _Packer(LiteXModule):
             # the marker goes this cycle.
             If(sink.valid & marker,
                 gap.eq(Mux(source.ready, 0, gap) + beat_bytes),
+                # A `last` refused as the marker goes: a new marker carries it.
+                If(sink.last & source.ready, marker.eq(1)),
             ),
-            # A start forgets the word being assembled (and its keep error) and the drop state
-            # (the word being refused, the gap, the marker); the drop state goes as well when the
-            # policy is lossless (after a recording under the drop policy).
+            # A start forgets the drop state (the word being refused: the next beat begins a word,
+            # the gap, the marker); the drop state goes as well when the policy is lossless (after
+            # a recording under the drop policy). A word being assembled is kept (see above).
             If(self.clear | ~self.drop,
                 dropping.eq(0),
                 gap.eq(0),
                 marker.eq(0),
             ),
-            If(self.clear,
+            If(self.clear & (dropping | refuse),
                 beat.eq(0),
                 keep_err.eq(0),
             ),
