@@ -56,6 +56,20 @@ def derived_clocks(fragment, clocks):
             out[by_clk[st.l]] = clocks[st.r.cd]
     return out
 
+def _taken(source, words, *fields, started=None):
+    """A passive process appending the tuple of ``fields`` of every word ``source`` hands over (once
+    ``started`` is not empty, if given)."""
+    @passive
+    def monitor():
+        while True:
+            if (started is None or started) and (yield source.valid) and (yield source.ready):
+                word = []
+                for f in fields:
+                    word.append((yield getattr(source, f)))
+                words.append(tuple(word))
+            yield
+    return monitor()
+
 # Record port: lossless ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("width, ring, period", [
@@ -239,13 +253,7 @@ def test_drop_policy_counts_the_beats_refused_while_a_marker_waits():
         yield dut.sink.valid.eq(0)
         for _ in range(20):
             yield
-    @passive
-    def monitor():
-        while True:
-            if (yield dut.source.valid) and (yield dut.source.ready):
-                words.append(((yield dut.source.bytes), (yield dut.source.gap), (yield dut.source.data)))
-            yield
-    run_simulation(dut, [gen(), monitor()])
+    run_simulation(dut, [gen(), _taken(dut.source, words, "bytes", "gap", "data")])
     assert sum(b + g for b, g, _ in words) == 4*n, words
     # In order: each word's gap is the beats refused in front of it, then its own beats.
     pos = 0
@@ -320,14 +328,8 @@ def _record_around_a_clear(before, drop=1, drop_after=None, clear=True, new=4, d
         yield dut.sink.valid.eq(0)
         for _ in range(6):
             yield
-    @passive
-    def monitor():
-        while True:
-            if started and (yield dut.source.valid) and (yield dut.source.ready):
-                words.append(((yield dut.source.bytes), (yield dut.source.gap), (yield dut.source.keep_err),
-                    (yield dut.source.last), (yield dut.source.data)))
-            yield
-    run_simulation(dut, [gen(), monitor()])
+    run_simulation(dut, [gen(), _taken(dut.source, words, "bytes", "gap", "keep_err", "last", "data",
+        started=started)])
     return words
 
 NEW_WORD = 0x44444444_33333333_22222222_11111111
@@ -403,13 +405,7 @@ def test_a_last_refused_as_the_marker_goes_gets_its_own_marker():
         yield dut.sink.last.eq(0)
         for _ in range(8):
             yield
-    @passive
-    def monitor():
-        while True:
-            if (yield dut.source.valid) and (yield dut.source.ready):
-                words.append(((yield dut.source.bytes), (yield dut.source.gap), (yield dut.source.last)))
-            yield
-    run_simulation(dut, [gen(), monitor()])
+    run_simulation(dut, [gen(), _taken(dut.source, words, "bytes", "gap", "last")])
     assert words[0] == (8, 0, 0)
     assert words[1:] == [(0, 8, 1), (0, 4, 1)], words
 
