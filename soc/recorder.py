@@ -151,6 +151,7 @@ def add_nvme_port(soc, index, phy, with_bench=True):
     return rc
 
 RECORDER_SLOTS = 4096           # Chunks in the LiteDRAM ring at most (512 MiB of 128 KiB chunks).
+RECORDER_BUFFER_DEFAULT = 64*2**20  # The ring a recording uses unless `buffer=` says otherwise (bytes).
 
 def _user_stream(name, ep):
     """Width of a user stream: an AXIStreamInterface or a LiteX endpoint with ``data`` (and
@@ -166,7 +167,8 @@ def _user_stream(name, ep):
     return len(ep.data)
 
 def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay_cd="sys",
-    control_cd=None, with_test_streams=True, slots=RECORDER_SLOTS, fifo_depth=32):
+    control_cd=None, with_test_streams=True, slots=RECORDER_SLOTS, fifo_depth=32,
+    buffer_default=RECORDER_BUFFER_DEFAULT):
     """Adds the recorder datapath (``cores.recorder``) between data streams and the NVMe hosts
     ``nvme0`` .. ``nvme<n_ports-1>`` (call after ``add_nvme_port``).
 
@@ -183,8 +185,12 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
         trigger in; busy, overflow, error out); default ``record_cd``.
     with_test_streams : bool
         Adds the test pattern source and checker (``recstream`` CSRs), selectable at run time.
+    buffer_default : int
+        Bytes of the LiteDRAM ring a recording uses unless its ``buffer=`` says otherwise (at
+        most the DRAM window and ``slots`` chunks; ``buffer=all`` takes all of them).
 
-    CSRs: ``recorder`` (+ ``recstream``). Constants: ``RECORDER_SLOTS``, ``RECORDER_WORD_BYTES``,
+    CSRs: ``recorder`` (+ ``recstream``). Constants: ``RECORDER_SLOTS``, ``RECORDER_BUFFER_DEFAULT``,
+    ``RECORDER_WORD_BYTES``,
     ``REC_INPUT_PATTERN``/``REC_INPUT_USER``/``REC_OUTPUT_CHECKER``/``REC_OUTPUT_USER`` (-1: absent),
     ``REC_USER_RECORD_BITS``/``REC_USER_REPLAY_BITS``, the modes and status codes (REC_*).
     """
@@ -195,6 +201,8 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
     from literecorder.cores.recorder.common import export_constants
     from litex.soc.interconnect.axi import AXIStreamInterface
 
+    if not (isinstance(buffer_default, int) and buffer_default >= 2*4096 and buffer_default % 4096 == 0):
+        raise ValueError(f"add_recorder: buffer_default={buffer_default}: bytes, a multiple of 4096, at least 8192")
     if record is None and replay is None and not with_test_streams:
         raise ValueError("add_recorder: no stream to record or replay (give record/replay or with_test_streams)")
     wr_port = soc.sdram.crossbar.get_port(mode="write")
@@ -255,6 +263,7 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
     names_in  = [n for n, _ in rec_ports]
     names_out = [n for n, _ in play_ports]
     soc.add_constant("RECORDER_SLOTS",      slots)
+    soc.add_constant("RECORDER_BUFFER_DEFAULT", buffer_default)
     soc.add_constant("RECORDER_WORD_BYTES", dw//8)
     soc.add_constant("RECORDER_LOG_DEPTH",  rec.log_depth)
     soc.add_constant("RECORDER_TRIM_ROWS_MAX", 2**len(rec.trim_rows) - 1)

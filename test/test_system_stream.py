@@ -189,6 +189,30 @@ def test_bad_start_arguments_are_refused_with_what_is_allowed(start_sim):
         assert message in sim.cmd(cmd), cmd
 
 @pytest.mark.xdist_group("stream-args")
+def test_the_ring_is_the_default_buffer_unless_buffer_says_otherwise(start_sim):
+    """RECORDER_BUFFER_DEFAULT (64 MiB) unless `buffer=` gives a size or `all` (the DRAM window,
+    512 MiB here, at most RECORDER_SLOTS chunks); a ring recording keeps at most its region."""
+    sim = start_sim(ssd=["--ssd-profile", "ideal", "--ns-size", "16GiB"])
+    init(sim)
+    for args, slots in [("0 8",                 64*MiB // (128*1024)),
+                        ("0 8 buffer=all",      4096),
+                        ("0 8 buffer=16",       128),
+                        ("0 8 chunk=4",         4096),           # 16384 chunks of 4 KiB: the slots
+                        ("0 8 chunk=1024",      64),
+                        ("0 ring=4",            32),             # the region
+                        ("0 ring=4 buffer=all", 4096)]:
+        out = sim.cmd(f"rec_start {args} input=pattern seed=5")
+        assert int(result(out, "rec_start")["ring_slots"]) == slots, (args, out)
+        if "ring=" in args:
+            sim.cmd("rec_trigger")
+        wait(sim)
+        st = status(sim)
+        check_balance(st)
+        assert st["state"] == "done" and st["ring_slots"] == slots and st["bytes_dropped"] == 0, (args, st)
+    out = sim.cmd("rec_start 0 8 buffer=al")
+    assert "invalid buffer 'al' MiB" in out and "RESULT name=rec_start" not in out, out
+
+@pytest.mark.xdist_group("stream-args")
 def test_rec_raw_is_refused_while_a_recording_runs_and_the_recording_goes_on(start_sim):
     sim = start_sim(ssd=["--ssd-profile", "ideal", "--ns-size", "1GiB"])
     init(sim)

@@ -298,17 +298,26 @@ int rec_job_check(struct rec_job *j)
 	j->ring_slots = PCIE_DRAM_WINDOW_SIZE/j->chunk;
 	if (j->ring_slots > RECORDER_SLOTS)
 		j->ring_slots = RECORDER_SLOTS;
-	if (j->buffer_bytes) {
+	if (j->buffer_bytes == REC_BUFFER_ALL)
+		;
+	else if (j->buffer_bytes) {
 		if (j->buffer_bytes/j->chunk < 2 || j->buffer_bytes/j->chunk > j->ring_slots) {
-			printf("Error: buffer of %llu KiB: 2 to %lu chunks of %lu KiB (the DRAM window, %d slots at most)\n",
+			printf("Error: buffer of %llu KiB: 2 to %lu chunks of %lu KiB (the DRAM window, %d slots at most; buffer=all)\n",
 				(unsigned long long)(j->buffer_bytes >> 10), j->ring_slots, j->chunk >> 10, RECORDER_SLOTS);
 			return -1;
 		}
 		j->ring_slots = j->buffer_bytes/j->chunk;
-	} else if (j->mode == REC_MODE_RING && j->rows*n < j->ring_slots) {
-		/* A ring recording keeps at most its region: a DRAM buffer larger than the region would
-		 * only hold data that the drive overwrites before the end (buffer= overrides). */
-		j->ring_slots = j->rows*n < 2 ? 2 : j->rows*n;
+	} else {
+		/* The default ring (RECORDER_BUFFER_DEFAULT, set by the SoC builder); a ring recording
+		 * keeps at most its region: a DRAM buffer larger than the region would only hold data
+		 * that the drive overwrites before the end (buffer= overrides both). */
+		unsigned long slots = RECORDER_BUFFER_DEFAULT/j->chunk;
+		if (j->mode == REC_MODE_RING && j->rows*n < slots)
+			slots = j->rows*n;
+		if (slots < 2)
+			slots = 2;
+		if (slots < j->ring_slots)
+			j->ring_slots = slots;
 	}
 	return 0;
 }
@@ -905,7 +914,9 @@ static int parse_common(const char *key, int klen, const char *val, struct rec_j
 		}
 		j->chunk = x*1024;
 	} else if (KEY("buffer")) {
-		if (parse_mib("buffer", val, &j->buffer_bytes, 0))
+		if (!strcmp(val, "all"))
+			j->buffer_bytes = REC_BUFFER_ALL;
+		else if (parse_mib("buffer", val, &j->buffer_bytes, 0))
 			return -1;
 	} else if (KEY("qd")) {
 		if (literec_parse_ulong(val, &j->qd) || j->qd == 0 || j->qd > RECORDER_SLOTS) {
@@ -1183,7 +1194,7 @@ static const char *rec_usage_replay =
 	"rec_replay <lba> <mib> | id=<n> [seed=N] [ports=all|N] [chunk=KiB] [qd=N] [bytes=N] [region=MiB] [from=chunk]";
 static const char *rec_usage_start =
 	"rec_start <lba|auto> <mib|until-stop[=<mib>]|ring=<mib>> [input=pattern|user] [policy=lossless|drop] [post=<mib>] "
-	"[trim-ahead=<mib>] [flush=0|1] [surplus=keep|flush] [arm=1] [buffer=<mib>] [chunk=KiB] [ports=all|N] [qd=N] [seed=N] [rate=MBps] [strict=0|1]";
+	"[trim-ahead=<mib>] [flush=0|1] [surplus=keep|flush] [arm=1] [buffer=<mib>|all] [chunk=KiB] [ports=all|N] [qd=N] [seed=N] [rate=MBps] [strict=0|1]";
 static const char *rec_usage_play =
 	"play_start <lba> <mib> | id=<n> [output=checker|user] [bytes=N] [region=<mib>] [from=<chunk>] [chunk=KiB] [ports=all|N] [qd=N] [seed=N]";
 

@@ -29,7 +29,8 @@ struct rec_job {
 	unsigned long qd;            /* chunk commands in flight, all ports (0: 32 per port) */
 	uint64_t start_chunk;        /* replay: first chunk of the region (ring order), 0 = the start */
 	uint64_t region_bytes;       /* replay: the region (a ring's), 0: the replay length */
-	uint64_t buffer_bytes;       /* the LiteDRAM ring (0: all of the DRAM window, up to the slots) */
+	uint64_t buffer_bytes;       /* the LiteDRAM ring (0: RECORDER_BUFFER_DEFAULT; REC_BUFFER_ALL: the
+	                              * whole DRAM window; both up to the slots) */
 	/* Record: the test source */
 	unsigned long rate_mbps;     /* 0: as fast as the recorder takes it */
 	int      strict;             /* 1: beats the recorder cannot take are lost */
@@ -47,6 +48,8 @@ struct rec_job {
 	uint64_t last_lba, start_lba, nsze;
 	unsigned long ring_slots;
 };
+
+#define REC_BUFFER_ALL    (~0ULL)  /* buffer=all: the whole DRAM window (up to RECORDER_SLOTS chunks) */
 
 /* Input that arrives outside a recording: auto = flushed for the test pattern, kept for the user's. */
 #define REC_SURPLUS_AUTO  0
