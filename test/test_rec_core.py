@@ -233,7 +233,7 @@ def test_region_check_refuses_with_the_status_of_the_fault(cfg, code):
 class _CoreHarness(Module):
     """RecorderCore (32-bit ring words, 4 slots, chunks of 4 words) with a LiteDRAM write port that
     takes everything and one NVMe port that completes each request ``latency`` cycles later."""
-    def __init__(self, latency=6, drop=0, flush_surplus=0):
+    def __init__(self, latency=6, drop=0, flush_surplus=0, mode=MODE_UNTIL_STOP, post_bytes=0):
         from litedram.common import LiteDRAMNativePort
         from literecorder.cores.recorder.core import RecorderCore
         wr = LiteDRAMNativePort("write", address_width=16, data_width=32)
@@ -257,9 +257,9 @@ class _CoreHarness(Module):
             If(busy & (count != 0), count.eq(count - 1)),
             If(cpl.valid & cpl.ready, busy.eq(0)),
         ]
-        # Configuration: an until-stop recording of at most 64 chunks from LBA 0, 1 LBA per chunk.
+        # Configuration: an until-stop (or ring) recording of at most 64 chunks from LBA 0, 1 LBA per chunk.
         self.comb += [
-            rec.direction.eq(DIR_RECORD), rec.mode.eq(MODE_UNTIL_STOP), rec.drop.eq(drop),
+            rec.direction.eq(DIR_RECORD), rec.mode.eq(mode), rec.post_bytes.eq(post_bytes), rec.drop.eq(drop),
             rec.flush_surplus.eq(flush_surplus),
             rec.end_on_last.eq(1), rec.ring_slots.eq(4), rec.chunk_words.eq(4), rec.chunk_bytes.eq(16),
             rec.chunk_blocks.eq(1), rec.first_lba.eq(0), rec.last_lba.eq(63), rec.start_lba.eq(0),
@@ -324,10 +324,11 @@ def test_abort_in_the_cycle_a_word_arrives_counts_every_byte_the_source_gave(at_
     assert got["committed"] == chunks and got["kept"] == 16*chunks, (got, n)   # nothing buffered
     assert got["dropped"] == 4*(n % 4) and got["drops"] == (1 if n % 4 else 0), (got, n)
 
-def _prepared_run(name=None, at=None, cycles=60):
-    """_CoreHarness: an until-stop recording started in cycle 0, the source offering words all along;
-    ``name`` (stop/abort) pulsed in cycle ``at``. -> (per cycle: state name, restart, pulse), results."""
-    dut = _CoreHarness()
+def _prepared_run(name=None, at=None, cycles=60, **config):
+    """_CoreHarness(**config): an until-stop recording started in cycle 0, the source offering words
+    all along; ``name`` (stop/abort/trigger) pulsed in cycle ``at``. -> (per cycle: state name,
+    restart, pulse), results."""
+    dut = _CoreHarness(**config)
     rec = dut.rec
     src = rec.inputs[0]
     pulse = getattr(rec, name) if name else Signal()
@@ -341,7 +342,7 @@ def _prepared_run(name=None, at=None, cycles=60):
             yield pulse.eq(i == at)
             yield
             trace.append((names[(yield rec.fsm.state)], (yield rec.restart), (yield pulse)))
-        for k in ("done", "status"):
+        for k in ("done", "status", "triggered", "trigger_pos"):
             got[k] = yield getattr(rec, k)
         for k in ("bytes_in", "kept", "dropped", "committed"):
             got[k] = yield getattr(rec.acct, k)
@@ -377,6 +378,25 @@ def test_a_stop_or_abort_while_the_run_is_prepared_ends_it_when_it_begins(name, 
         assert got["kept"] == 0 and got["committed"] == 0, got
     else:   # the word of the run's first cycle at most (a stop takes the word of its cycle), padded
         assert got["kept"] <= 4 and got["committed"] == (1 if got["kept"] else 0), got
+
+@pytest.mark.parametrize("when", ["with_start", "check", "clear", "restart"])
+def test_a_ring_trigger_while_the_run_is_prepared_keeps_post_bytes_from_the_start(when):
+    """A ring recording (post_bytes = 2 chunks) triggered after the start but before the run (the
+    hardware trigger of an event that started it): the trigger is kept, at stream position 0, and the
+    recording ends with post_bytes kept (it used to be lost: the ring ran until a second trigger)."""
+    trace = _prepared_trace()
+    states = [t[0] for t in trace]
+    at = {
+        "with_start": 0,
+        "check":      states.index("CHECK"),
+        "clear":      states.index("CLEAR"),
+        "restart":    [t[1] for t in trace].index(1),
+    }[when]
+    trace, got = _prepared_run("trigger", at, cycles=120, mode=MODE_RING, post_bytes=32)
+    assert trace[at][2] == 1 and trace[at][0] in (("IDLE",) if when == "with_start" else ("CHECK", "CLEAR")), trace[at]
+    assert got["done"] == 1 and got["status"] == STATUS_TRIGGERED, got
+    assert (got["triggered"], got["trigger_pos"]) == (1, 0), got
+    assert got["kept"] == 32 and got["committed"] == 2 and got["bytes_in"] == 32, got
 
 @pytest.mark.parametrize("drop, flush_surplus", [(0, 0), (1, 0), (0, 1)])
 def test_input_before_the_run_waits_lossless_or_is_discarded_as_surplus(drop, flush_surplus):

@@ -349,17 +349,18 @@ class RecorderCore(LiteXModule):
             NextValue(self.done, 1),
             NextState("IDLE")
         )
-        # A stop or abort with the start or while the run is prepared (CHECK, CLEAR) is kept and
-        # applies when it begins (its first cycle in RUN): a recording stopped before it ran ends at once.
-        stop, abort = Signal(), Signal()
-        stop_early, abort_early = Signal(), Signal()
-        self.sync += If(fsm.ongoing("IDLE"),
-            stop_early.eq(self.start & self.stop), abort_early.eq(self.start & self.abort),
-        ).Elif(fsm.ongoing("CHECK") | fsm.ongoing("CLEAR"),
-            If(self.stop,  stop_early.eq(1)),
-            If(self.abort, abort_early.eq(1)),
-        )
-        self.comb += [stop.eq(self.stop | stop_early), abort.eq(self.abort | abort_early)]
+        # A stop, abort or trigger with the start or while the run is prepared (CHECK, CLEAR) is kept
+        # and applies when it begins (its first cycle in RUN): a recording stopped before it ran ends
+        # at once, a ring triggered before it ran keeps post_bytes.
+        stop, abort, trigger = Signal(), Signal(), Signal()
+        early = [(self.stop, Signal(), stop), (self.abort, Signal(), abort), (self.trigger, Signal(), trigger)]
+        for pulse, kept, _ in early:
+            self.sync += If(fsm.ongoing("IDLE"),
+                kept.eq(self.start & pulse),
+            ).Elif((fsm.ongoing("CHECK") | fsm.ongoing("CLEAR")) & pulse,
+                kept.eq(1),
+            )
+        self.comb += [out.eq(pulse | kept) for pulse, kept, out in early]
         self.comb += [
             self.input_clear.eq(restart & (self.drop | self.flush_surplus)),
             tracker.ptr.restart.eq(restart),
@@ -459,7 +460,7 @@ class RecorderCore(LiteXModule):
                    ~writer.word_last, self.early_last.eq(self.early_last + 1)),
             ),
             # Ring: the trigger marks the position; the recording ends post_bytes later.
-            If(running & (self.mode == MODE_RING) & self.trigger & ~self.triggered & ~replay,
+            If(running & (self.mode == MODE_RING) & trigger & ~self.triggered & ~replay,
                 self.triggered.eq(1),
                 self.trigger_pos.eq(acct.kept),
             ),
