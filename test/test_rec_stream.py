@@ -683,3 +683,16 @@ def test_control_port_in_sys_gives_one_event_per_rising_edge():
             events.append((yield dut.sys_stop))
     run_simulation(dut, gen())
     assert sum(events) == 2
+
+def test_a_crossing_whose_clock_domains_litex_names_otherwise_is_refused_by_name(monkeypatch):
+    """The crossing gates each side with the reset of the domains LiteX's ClockDomainCrossing makes
+    (from<duid>, to<duid>): a LiteX that names them otherwise is refused with what was found."""
+    class Renamed(stream.ClockDomainCrossing):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            for cd in self._fragment.clock_domains:
+                cd.name = "x_" + cd.name
+    RecordPort(32, 64, "user")          # as LiteX names them: built
+    monkeypatch.setattr(stream, "ClockDomainCrossing", Renamed)
+    with pytest.raises(RuntimeError, match=r"has clock domains \['x_from\d+', 'x_to\d+'\], expected \['from\d+', 'to\d+'\]"):
+        RecordPort(32, 64, "user")

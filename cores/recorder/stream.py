@@ -220,9 +220,14 @@ class _Crossing(LiteXModule):
 
         self.cdc = cdc = stream.ClockDomainCrossing(layout, cd_from=cd_from, cd_to=cd_to, depth=depth,
             with_common_rst=True)
-        # Its sides' clock domains (LiteX names them from<duid>, to<duid>).
-        wr_rst = ResetSignal(f"from{cdc.duid}")
-        rd_rst = ResetSignal(f"to{cdc.duid}")
+        # Its sides' clock domains (LiteX 2024.12 names them from<duid>, to<duid>): checked here, so a
+        # LiteX that names them otherwise fails with this message, not in the Verilog generation.
+        sides = {cd.name: cd for cd in cdc._fragment.clock_domains}
+        names = (f"from{cdc.duid}", f"to{cdc.duid}")
+        if not all(n in sides for n in names):
+            raise RuntimeError(f"_Crossing: LiteX's ClockDomainCrossing(with_common_rst=True) has clock domains "
+                f"{sorted(sides)}, expected {list(names)} (LiteX 2024.12): the reset gating needs them")
+        wr_rst, rd_rst = (sides[n].rst for n in names)
         self.comb += [
             sink.connect(cdc.sink, omit={"valid", "ready"}),
             cdc.sink.valid.eq(sink.valid & ~wr_rst),
