@@ -55,7 +55,7 @@ def generated(board, ssds):
 # XC7K325T has one integrated block (X0Y0).
 # PG156/PG213 (pcie3_ultrascale, pcie4_uscale_plus), "Supported clock frequencies and interface
 # widths": Gen3 x4 is 128 bits at 250 MHz or 256 bits at 125 MHz; reference clock 100, 125 or
-# 250 MHz; Gen3 needs a QPLL.
+# 250 MHz; Gen3 uses QPLL1.
 
 def check_s7_ip(config, link):
     p = []
@@ -90,8 +90,9 @@ def check_us_ip(config, link, usp=False):
         ("256_bit", "125")]:
         p.append(f"Gen3 x4 at {config.get('axisten_if_width')} / {config.get('axisten_freq')} MHz "
             "is not a PG156/PG213 configuration")
-    if config.get("plltype") not in ("QPLL0", "QPLL1"):
-        p.append(f"plltype {config.get('plltype')}: Gen3 needs a QPLL")
+    if config.get("plltype") != "QPLL1":
+        p.append(f"plltype {config.get('plltype')}: Gen3 on the UltraScale(+) GTs uses QPLL1 (PG156: required, "
+            "PG239: the default; QPLL0 is Gen4's)")
     if config.get("pf0_dev_cap_max_payload") not in ["128_bytes", "256_bytes", "512_bytes", "1024_bytes"]:
         p.append(f"pf0_dev_cap_max_payload {config.get('pf0_dev_cap_max_payload')}")
     return p

@@ -52,7 +52,7 @@ _FAMILIES = {
         ip_name     = "pcie_usp_rp",
         refclk_buf  = "IBUFDS_GTE4",
         speeds      = ["gen1", "gen2", "gen3"],
-        plltype     = "QPLL0",
+        plltype     = "QPLL1",      # PG239: the UltraScale+ PCIe GT default at Gen3 (QPLL0: Gen4).
         device_id   = 0x9130,
     ),
 }
