@@ -210,7 +210,7 @@ def test_the_ring_is_the_default_buffer_unless_buffer_says_otherwise(start_sim):
         check_balance(st)
         assert st["state"] == "done" and st["ring_slots"] == slots and st["bytes_dropped"] == 0, (args, st)
     out = sim.cmd("rec_start 0 8 buffer=al")
-    assert "invalid buffer 'al' MiB" in out and "RESULT name=rec_start" not in out, out
+    assert "invalid buffer 'al' MiB: 1..1073741824, or all" in out and "RESULT name=rec_start" not in out, out
 
 @pytest.mark.xdist_group("stream-args")
 def test_rec_raw_is_refused_while_a_recording_runs_and_the_recording_goes_on(start_sim):

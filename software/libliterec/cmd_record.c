@@ -298,16 +298,14 @@ int rec_job_check(struct rec_job *j)
 	j->ring_slots = PCIE_DRAM_WINDOW_SIZE/j->chunk;
 	if (j->ring_slots > RECORDER_SLOTS)
 		j->ring_slots = RECORDER_SLOTS;
-	if (j->buffer_bytes == REC_BUFFER_ALL)
-		;
-	else if (j->buffer_bytes) {
+	if (j->buffer_bytes && j->buffer_bytes != REC_BUFFER_ALL) {
 		if (j->buffer_bytes/j->chunk < 2 || j->buffer_bytes/j->chunk > j->ring_slots) {
 			printf("Error: buffer of %llu KiB: 2 to %lu chunks of %lu KiB (the DRAM window, %d slots at most; buffer=all)\n",
 				(unsigned long long)(j->buffer_bytes >> 10), j->ring_slots, j->chunk >> 10, RECORDER_SLOTS);
 			return -1;
 		}
 		j->ring_slots = j->buffer_bytes/j->chunk;
-	} else {
+	} else if (!j->buffer_bytes) {
 		/* The default ring (RECORDER_BUFFER_DEFAULT, set by the SoC builder); a ring recording
 		 * keeps at most its region: a DRAM buffer larger than the region would only hold data
 		 * that the drive overwrites before the end (buffer= overrides both). */
@@ -916,8 +914,11 @@ static int parse_common(const char *key, int klen, const char *val, struct rec_j
 	} else if (KEY("buffer")) {
 		if (!strcmp(val, "all"))
 			j->buffer_bytes = REC_BUFFER_ALL;
-		else if (parse_mib("buffer", val, &j->buffer_bytes, 0))
+		else if (literec_parse_ulong(val, &x) || x == 0 || x > REC_MAX_MIB) {
+			printf("Error: invalid buffer '%s' MiB: 1..%lu, or all (the whole DRAM window)\n", val, REC_MAX_MIB);
 			return -1;
+		} else
+			j->buffer_bytes = (uint64_t)x << 20;
 	} else if (KEY("qd")) {
 		if (literec_parse_ulong(val, &j->qd) || j->qd == 0 || j->qd > RECORDER_SLOTS) {
 			printf("Error: invalid qd '%s': chunk commands in flight, 1..%d\n", val, RECORDER_SLOTS);
