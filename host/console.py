@@ -146,7 +146,7 @@ class Console:
         if chunk:
             self.buf.extend(chunk)
             if self.log:
-                self.log.write(chunk)
+                self.log.write(ANSI_RE.sub(b"", chunk))     # (a log is read as text: no colours)
             if self.echo:
                 self.echo(text(chunk))
         return chunk

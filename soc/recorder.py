@@ -168,7 +168,7 @@ def _user_stream(name, ep):
 
 def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay_cd="sys",
     control_cd=None, with_test_streams=True, slots=RECORDER_SLOTS, fifo_depth=32,
-    buffer_default=RECORDER_BUFFER_DEFAULT):
+    buffer_default=RECORDER_BUFFER_DEFAULT, control=None):
     """Adds the recorder datapath (``cores.recorder``) between data streams and the NVMe hosts
     ``nvme0`` .. ``nvme<n_ports-1>`` (call after ``add_nvme_port``).
 
@@ -181,8 +181,12 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
     replay : stream.Endpoint or AXIStreamInterface, optional
         Where replayed data goes (a sink of the same kind), in clock domain ``replay_cd``.
     control_cd : str, optional
-        Clock domain of the hardware control port ``soc.recorder_ctl`` (start, stop, abort,
-        trigger in; busy, overflow, error out); default ``record_cd``.
+        Clock domain of the hardware control port ``soc.recorder_ctl`` (``ControlPort``: start,
+        stop, abort, trigger in; busy, running, recording, replaying, armed, refused, overflow,
+        error out); default ``record_cd``.
+    control : ControlPort, optional
+        The control port made beforehand (``LiteRecorderSoC.add_recorder_stream``), else one is made
+        in ``control_cd`` and set as ``soc.recorder_ctl``.
     with_test_streams : bool
         Adds the test pattern source and checker (``recstream`` CSRs), selectable at run time.
     buffer_default : int
@@ -199,6 +203,7 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
         user_to_axis)
     from literecorder.cores.recorder.pattern import TestStreams
     from literecorder.cores.recorder.common import export_constants
+    from literecorder.cores.nvme.core import SRC_EXT
     from litex.soc.interconnect.axi import AXIStreamInterface
 
     if not (isinstance(buffer_default, int) and buffer_default >= 2*4096 and buffer_default % 4096 == 0):
@@ -247,16 +252,21 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
         soc.comb += [
             rec.req[i].connect(host.ext_sink),
             host.ext_source.connect(rec.cpl[i]),
+            # The port serves the recorder only while its engine runs with the external source.
+            rec.served[i].eq((host.select == SRC_EXT) & host.engine.enable),
         ]
 
     # Hardware control port (user's clock domain).
-    ctl = ControlPort(control_cd or record_cd)
-    soc.recorder_ctl = ctl
+    ctl = control
+    if ctl is None:
+        ctl = ControlPort(control_cd or record_cd)
+        soc.recorder_ctl = ctl
     soc.comb += [
         rec.hw_start.eq(ctl.sys_start), rec.hw_stop.eq(ctl.sys_stop),
         rec.hw_abort.eq(ctl.sys_abort), rec.hw_trigger.eq(ctl.sys_trigger),
         ctl.sys_busy.eq(rec.busy), ctl.sys_running.eq(rec.running), ctl.sys_overflow.eq(rec.overflow),
-        ctl.sys_error.eq(rec.error),
+        ctl.sys_error.eq(rec.error), ctl.sys_recording.eq(rec.recording),
+        ctl.sys_replaying.eq(rec.replaying), ctl.sys_armed.eq(rec.armed), ctl.sys_refused.eq(rec.refused),
     ]
 
     # Constants for the BIOS.

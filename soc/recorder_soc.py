@@ -28,12 +28,16 @@ methods:
 - ``create_pcie_phy(index)`` -> the root-port PHY of SSD ``index`` (pins, placement, clocking);
 - ``pcie_link()`` -> ``(generation, lanes)`` of each SSD link (for the bandwidth budget).
 
-``recorder_streams()`` chooses where the recorded stream comes from and where replayed data goes:
-it returns the stream arguments of ``add_recorder`` (``record``/``record_cd``, ``replay``/
-``replay_cd``, ``control_cd``, ``with_test_streams``). The default, ``{}``, attaches the test
-pattern source and checker only (``recstream`` CSRs); the simulation adds its simulated ADC/DAC; a
-design with its own data source overrides it (see ``README.md``, "Attaching a user stream").
+A design with its own data attaches it with one call, before the parent constructor (like its
+CRG): ``ctl = self.add_recorder_stream(record=..., record_cd=..., replay=..., replay_cd=...)``
+returns the hardware control port (``ControlPort``) to wire to its logic. Without it the recorder
+has the test pattern source and checker only (``recstream`` CSRs; the simulation adds its simulated
+ADC/DAC). ``recorder_streams()`` is the hook behind it: it returns the stream arguments of
+``add_recorder``. See doc/integration.md and examples/.
 """
+
+import os
+import sys
 
 from migen import *
 
@@ -43,8 +47,34 @@ from litex.soc.integration.soc_core import SoCCore
 
 from litedram.core.controller import ControllerSettings
 
+from litex.soc.integration.builder import Builder
+
+from literecorder import ROOT
 from literecorder.soc.recorder import (RecorderConfig, RECORDER_SLOTS, add_nvme_port, add_recorder,
     dram_window)
+
+# BIOS software ------------------------------------------------------------------------------------
+
+#: The BIOS command library (record/replay, NVMe, PCIe, catalog, benchmark and self-test commands).
+LIBLITEREC_DIR = os.path.join(ROOT, "software", "libliterec")
+
+#: Software packages linked whole into the BIOS of every LiteRecorder SoC: (name, source directory).
+BIOS_SOFTWARE = [("libliterec", LIBLITEREC_DIR)]
+
+class LiteRecorderBuilder(Builder):
+    """LiteX ``Builder`` of a LiteRecorder SoC: the BIOS it compiles carries the project's command
+    library. The simulation, every board target and the tests build through it, so that no target
+    can ship a BIOS without the commands. Takes the same arguments as LiteX's ``Builder``."""
+    def __init__(self, soc, **kwargs):
+        Builder.__init__(self, soc, **kwargs)
+        for name, src_dir in BIOS_SOFTWARE:
+            self.add_software_package(name, src_dir)
+            self.add_software_library(name)
+
+    def build(self, *args, **kwargs):
+        # The BIOS Makefiles call `python3 -m litex...`: the interpreter running us must come first.
+        os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+        return Builder.build(self, *args, **kwargs)
 
 # Options ------------------------------------------------------------------------------------------
 
@@ -111,6 +141,8 @@ class DRAMBudget:
 # LiteRecorder SoC ---------------------------------------------------------------------------------
 
 class LiteRecorderSoC(SoCCore):
+    recorder_user_streams = None    # add_recorder_stream()'s arguments (None: no user stream).
+
     """The recorder SoC: VexRiscv + BIOS + command library, LiteDRAM, one root complex and NVMe host
     per SSD, the recorder ring, the DRAM pattern engine.
 
@@ -236,7 +268,35 @@ class LiteRecorderSoC(SoCCore):
 
     def recorder_streams(self):
         """-> the stream arguments of ``add_recorder`` (``record``, ``record_cd``, ``replay``,
-        ``replay_cd``, ``control_cd``, ``with_test_streams``); ``{}``: the test pattern source and
-        checker only. Called once the DRAM and the SSD ports exist."""
-        return {}
+        ``replay_cd``, ``control_cd``, ``with_test_streams``, ``control``); by default those given to
+        ``add_recorder_stream``, or ``{}``: the test pattern source and checker only. Called once
+        the DRAM and the SSD ports exist."""
+        return dict(self.recorder_user_streams or {})
+
+    # User streams ---------------------------------------------------------------------------------
+    def add_recorder_stream(self, record=None, record_cd="sys", replay=None, replay_cd="sys",
+        control_cd=None, with_test_streams=True):
+        """Attaches the user's streams to the recorder; call it in the design's ``__init__`` before
+        ``LiteRecorderSoC.__init__`` (which builds the recorder), like the CRG.
+
+        ``record``: the stream to record (a source, ``stream.Endpoint`` with ``data`` (+ ``keep``) or
+        an ``AXIStreamInterface``) in clock domain ``record_cd``; ``replay``: where replayed data goes
+        (a sink) in ``replay_cd``; ``control_cd``: the control port's domain (default
+        ``record_cd``); ``with_test_streams``: keep the test pattern source/checker beside them.
+        Returns the hardware control port (``soc.recorder_ctl``): ``start``/``stop``/``abort``/
+        ``trigger`` in, ``busy``/``running``/``recording``/``replaying``/``armed``/``refused``/
+        ``overflow``/``error`` out, in ``control_cd``."""
+        from literecorder.cores.recorder.stream import ControlPort
+        if hasattr(self, "recorder"):
+            raise ValueError("add_recorder_stream: the recorder is built already: call it before "
+                "LiteRecorderSoC.__init__ (in your __init__, like the CRG)")
+        if self.recorder_user_streams is not None:
+            raise ValueError("add_recorder_stream: called twice (one record and one replay stream)")
+        if record is None and replay is None:
+            raise ValueError("add_recorder_stream: give record= and/or replay=")
+        ctl = ControlPort(control_cd or (record_cd if record is not None else replay_cd))
+        self.recorder_ctl = ctl
+        self.recorder_user_streams = dict(record=record, record_cd=record_cd, replay=replay,
+            replay_cd=replay_cd, with_test_streams=with_test_streams, control=ctl)
+        return ctl
 

@@ -16,7 +16,7 @@ The ADC is a source that cannot wait: a sample (beat) is due at the configured r
 recorder does not take it in that cycle it is lost, and the ADC counts it itself (independently of
 the recorder's accounting). Its samples are the test pattern stream (beat ``i`` carries pattern
 words ``i*n .. i*n+n-1``), so every kept byte can be checked where it landed. It runs while the
-recorder runs (the control port's ``running``) and ends with ``last`` after ``bytes`` (0: never).
+recorder records (the control port's ``recording``) and ends with ``last`` after ``bytes`` (0: never).
 The DAC takes every beat (or back-pressures pseudo-randomly) and checks it against the pattern.
 Counters cross to the CSRs through ``BusSynchronizer``.
 """
@@ -117,7 +117,7 @@ class SimStreamFixture(LiteXModule):
         self.data_width = data_width
         self.adc = adc = ClockDomainsRenamer(cd)(SimADC(data_width))
         self.dac = dac = ClockDomainsRenamer(cd)(SimDAC(data_width))
-        self.run = Signal()               # In cd (the recorder's running, from its control port).
+        self.run = Signal()               # In cd (the recorder's recording, from its control port).
 
         # Static configuration from the simulation's command line (pads set at time 0).
         self.comb += [

@@ -22,7 +22,6 @@ from litex.build.sim import SimPlatform
 
 _io = [
     ("sys_clk", 0, Pins(1)),
-    ("adc_clk", 0, Pins(1)),     # Clock of the simulated user streams (ADC/DAC), 100 MHz.
     ("sys_rst", 0, Pins(1)),
     ("serial", 0,
         Subsignal("source_valid", Pins(1)),
@@ -62,6 +61,7 @@ def pcie_sim_io(index, data_width):
     )
 
 # Run-time options of the simulated ADC/DAC (sim module `simio`, soc/sim_io.py).
+# Run-time options of the simulated ADC/DAC (sim module `simio`): added by the SoC that has them.
 _simio = ("simio", 0,
     Subsignal("adc_enable",       Pins(1)),
     Subsignal("adc_rate",         Pins(16)),
@@ -111,7 +111,7 @@ def _verilator_memories():
 
 class LiteRecorderSimPlatform(SimPlatform):
     def __init__(self, n_pcie_ports=0, pcie_data_width=256):
-        io = list(_io) + [_simio] + [pcie_sim_io(i, pcie_data_width) for i in range(n_pcie_ports)]
+        io = list(_io) + [pcie_sim_io(i, pcie_data_width) for i in range(n_pcie_ports)]
         SimPlatform.__init__(self, "SIM", io)
 
     def get_verilog(self, *args, **kwargs):

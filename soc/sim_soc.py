@@ -24,16 +24,20 @@ and memory type through the same 1:4 PHY at the board's system clock (which the 
 runs at), so the DRAM bandwidth, and what the recorder reaches with several SSDs, are the board's.
 """
 
+import math
+
 from migen import *
+from migen.genlib.resetsync import AsyncResetSynchronizer
 
 from litex.gen import *
 
+from litex.build.generic_platform import Pins
 from litex.build.io import CRG
 
 from litedram import modules as litedram_modules
 from litedram.phy.model import SDRAMPHYModel, sdram_module_nphases
 
-from literecorder.soc.sim_platform import LiteRecorderSimPlatform
+from literecorder.soc.sim_platform import LiteRecorderSimPlatform, _simio
 from literecorder.soc.recorder_soc import LiteRecorderSoC
 from literecorder.soc.recorder import RECORDER_SLOTS
 from literecorder.soc.boards import BOARDS, board
@@ -44,6 +48,41 @@ SIM_DRAM = dict(memtype="DDR3", module="MT41K128M16", data_width=64, size=None,
 # The model's memory is allocated whole by Verilator: modules larger than this keep their timings,
 # banks and columns (what the bandwidth depends on) but fewer rows.
 SIM_DRAM_MAX_BYTES = 1 << 30
+
+# Clocks -------------------------------------------------------------------------------------------
+
+ADC_CLK_FREQ = int(100e6)   # Clock domain "adc" of the simulated user streams (ADC/DAC).
+
+# LiteX's simulation steps time by the greatest common divisor of every clock's half period: a
+# clock whose half period shares little with sys_clk's makes every modeled cycle cost many steps
+# (150 MHz beside 200 MHz: 1 ps steps, about 2500 times slower). At most this many steps per half
+# period of sys_clk are allowed.
+SIM_MAX_STEPS_PER_SYS_HALF = 10
+
+def _half_period_ps(freq):
+    half = 1e12/freq/2
+    return int(half) if half == int(half) else None
+
+def sim_clock_error(name, freq, sys_clk_freq, others=()):
+    """Why the simulation cannot run clock ``name`` at ``freq`` Hz at speed beside sys_clk and the
+    clocks ``others`` (frequencies), with the nearest frequencies it can: a message, or None."""
+    halves = [_half_period_ps(f) for f in (sys_clk_freq, *others)]
+    def steps(f):
+        h = _half_period_ps(f)
+        if h is None:
+            return None
+        return halves[0]//math.gcd(h, *halves)
+    n = steps(freq)
+    if n is not None and n <= SIM_MAX_STEPS_PER_SYS_HALF:
+        return None
+    good = [m*1e6 for m in range(1, 1001) if (steps(m*1e6) or 1e9) <= SIM_MAX_STEPS_PER_SYS_HALF]
+    below = max((f for f in good if f < freq), default=None)
+    above = min((f for f in good if f > freq), default=None)
+    near  = " or ".join(f"{f/1e6:g} MHz" for f in (below, above) if f is not None)
+    why = ("its half period is not a whole number of picoseconds" if n is None else
+        f"the simulation would step {n} times per half period of the {sys_clk_freq/1e6:g} MHz sys_clk "
+        f"(about {n}x slower; at most {SIM_MAX_STEPS_PER_SYS_HALF} keep it at speed)")
+    return f"simulation clock {name!r} at {freq/1e6:g} MHz: {why}; nearest good frequencies: {near}"
 
 def dram_choices():
     return ["sim"] + sorted(BOARDS)
@@ -84,6 +123,7 @@ class LiteRecorderSimSoC(LiteRecorderSoC):
         with_test_streams = True,
         **kwargs):
         self.dram_settings, sys_clk_freq = sim_dram(dram, sys_clk_freq)
+        self.sim_clocks        = {}     # Clock domains of the simulation's own clockers: {name: Hz}.
         self.link              = link
         self.input_width       = input_width
         self.with_test_streams = with_test_streams
@@ -112,14 +152,33 @@ class LiteRecorderSimSoC(LiteRecorderSoC):
         # Simulation debug (finish / trace control from the BIOS) ----------------------------------
         platform.add_debug(self, reset=0)
 
-        # The simulated ADC produces while the recorder runs (unless a subclass gave its own streams).
+        # The simulated ADC produces while the recorder records (not during a replay; unless a subclass gave its own streams).
         if hasattr(self, "simio"):
-            self.comb += self.simio.run.eq(self.recorder_ctl.running)
+            self.comb += self.simio.run.eq(self.recorder_ctl.recording)
 
     def init_rom(self, name, contents=[], auto_size=True):
         # The ROM keeps its declared size (LiteX shrinks it to the BIOS by default): a BIOS change
         # then leaves the Verilog unchanged and needs no new Verilator build.
         LiteRecorderSoC.init_rom(self, name, contents, auto_size=False)
+
+    # Clocks ---------------------------------------------------------------------------------------
+    def add_sim_clock(self, name, freq):
+        """A clock domain ``name`` at ``freq`` Hz of its own (a clocker of the simulation, its reset
+        from sys): the clock of a user stream, as a board's PLL output would be. Refused (ValueError
+        with the nearest good frequencies) when the simulation could not keep it at speed.
+        Returns the ClockDomain (also ``self.cd_<name>``)."""
+        if name in self.sim_clocks or name == "sys":
+            raise ValueError(f"add_sim_clock: clock domain {name!r} exists already")
+        err = sim_clock_error(name, freq, self.sys_clk_freq, self.sim_clocks.values())
+        if err:
+            raise ValueError(err)
+        self.platform.add_extension([(f"{name}_clk", 0, Pins(1))])
+        cd = ClockDomain(name)
+        setattr(self, f"cd_{name}", cd)
+        self.comb += cd.clk.eq(self.platform.request(f"{name}_clk"))
+        self.specials += AsyncResetSynchronizer(cd, ResetSignal("sys"))
+        self.sim_clocks[name] = int(freq)
+        return cd
 
     # Target hooks ---------------------------------------------------------------------------------
     def create_sdram_phy(self):
@@ -145,13 +204,14 @@ class LiteRecorderSimSoC(LiteRecorderSoC):
         return self.link
 
     def recorder_streams(self):
+        # A user's streams (add_recorder_stream) replace the simulated ADC/DAC.
+        if self.recorder_user_streams is not None:
+            return LiteRecorderSoC.recorder_streams(self)
         # Simulated user streams (ADC records, DAC replays) in their own clock domain, besides the
         # test pattern source/checker (unless with_test_streams=False).
-        from migen.genlib.resetsync import AsyncResetSynchronizer
         from literecorder.soc.sim_io import SimStreamFixture
-        self.cd_adc = ClockDomain()
-        self.comb += self.cd_adc.clk.eq(self.platform.request("adc_clk"))
-        self.specials += AsyncResetSynchronizer(self.cd_adc, ResetSignal("sys"))
+        self.add_sim_clock("adc", ADC_CLK_FREQ)
+        self.platform.add_extension([_simio])
         self.simio = SimStreamFixture(self.platform.request("simio"), self.input_width, cd="adc")
         return dict(
             record = self.simio.adc.source, record_cd = "adc",

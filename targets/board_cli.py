@@ -12,11 +12,10 @@ import sys
 import shutil
 
 from litex.build.parser import LiteXArgumentParser
-from litex.soc.integration.builder import Builder
 
 from literecorder import ROOT
 from literecorder.soc.recorder import RECORDER_SLOTS
-from literecorder.soc.recorder_soc import parse_size, MB
+from literecorder.soc.recorder_soc import parse_size, MB, LiteRecorderBuilder
 from literecorder.soc.boards import board as board_info
 from literecorder.soc import fpga_drive_fmc
 
@@ -89,9 +88,7 @@ def board_main(board, platform_cls, soc_cls, programmer, flash=True, argv=None):
             **parser.soc_argdict)
     except ValueError as e:
         parser.error(str(e))
-    # The BIOS Makefiles call `python3 -m litex...`: the interpreter running us must come first.
-    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
-    builder = Builder(soc, **parser.builder_argdict)
+    builder = LiteRecorderBuilder(soc, **parser.builder_argdict)
     builder.build(**parser.toolchain_argdict, run=args.build)
 
     gateware = builder.gateware_dir

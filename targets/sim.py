@@ -18,6 +18,7 @@ import os
 import re
 import sys
 import json
+import fcntl
 import time
 import shlex
 import shutil
@@ -25,6 +26,7 @@ import signal
 import hashlib
 import argparse
 import subprocess
+import threading
 
 # Make the checkout importable as `literecorder` (also when the package is not installed).
 def _bootstrap():
@@ -49,8 +51,9 @@ from literecorder.soc.recorder_soc import parse_size
 from literecorder.host.console import (Console, PipeTransport, PROMPT_RE, PROMPT_TEXT_RE, ANSI_RE,
     BIOS_LINE_MAX, parse_results, text as console_text)
 
+from literecorder.soc.sim_soc import ADC_CLK_FREQ  # Clock domain "adc" of the simulated user streams.
+
 SIM_MODULES_DIR = os.path.join(ROOT, "sim", "modules")
-ADC_CLK_FREQ    = int(100e6)     # Clock domain "adc" of the simulated user streams.
 
 class SimError(Exception):
     """A simulation that could not be built or did not behave (timeout, exit)."""
@@ -152,6 +155,27 @@ def check_tools():
         raise SimError("missing build tools: " + ", ".join(f"{t} (Debian package {p})" for t, p in missing) +
             "; run `make install` or: sudo apt-get install " + " ".join(sorted({p for _, p in missing})))
 
+class _Progress:
+    """Prints how long the build has been running every ``interval`` seconds (a long build that
+    prints nothing looks like a hung one)."""
+    def __init__(self, log, interval=30):
+        self.log, self.interval = log, interval
+        self.stop = threading.Event()
+
+    def _run(self):
+        t0 = time.time()
+        while not self.stop.wait(self.interval):
+            self.log(f"... still building ({time.time() - t0:.0f} s)")
+
+    def __enter__(self):
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
 class SimBuild:
     """One generated + verilated configuration of the simulation SoC.
 
@@ -177,8 +201,9 @@ class SimBuild:
     """
     def __init__(self, output_dir=None, sys_clk_freq=None, n_ssds=1, trace=False,
         threads=1, input_width=256, test_streams=True, jobs=None, verbose=False, dram="sim",
-        pcie_data_width=256, chunk_size=128*1024, ring_slots=None, pgo=True):
-        from literecorder.soc.sim_soc import sim_dram
+        pcie_data_width=256, chunk_size=128*1024, ring_slots=None, pgo=True, soc_cls=None,
+        soc_kwargs=None):
+        from literecorder.soc.sim_soc import sim_dram, LiteRecorderSimSoC
         from literecorder.soc.recorder import RecorderConfig, RECORDER_SLOTS
         _, sys_clk_freq = sim_dram(dram, sys_clk_freq)
         if sys_clk_freq is None:
@@ -210,8 +235,17 @@ class SimBuild:
         self.jobs         = jobs or os.cpu_count() or 1
         self.verbose      = verbose
         self.pgo          = bool(pgo) and not trace
+        if soc_cls is not None and not (isinstance(soc_cls, type) and issubclass(soc_cls, LiteRecorderSimSoC)):
+            raise ValueError(f"soc_cls={soc_cls!r}: a subclass of literecorder.soc.sim_soc.LiteRecorderSimSoC "
+                "(it takes the simulation's parameters and adds the user's logic)")
+        self.soc_cls      = soc_cls
+        self.soc_kwargs   = dict(soc_kwargs or {})
+        try:
+            json.dumps(self.soc_kwargs, sort_keys=True)
+        except TypeError as e:
+            raise ValueError(f"soc_kwargs: {e} (the build's cache key needs plain values)") from None
         if output_dir is None:
-            output_dir = os.path.join(ROOT, "build", "sim")
+            output_dir = self.default_output_dir()
         self.output_dir  = os.path.abspath(output_dir)
         self.gateware    = os.path.join(self.output_dir, "gateware")
         self.vsim        = os.path.join(self.gateware, "obj_dir", "Vsim")
@@ -220,7 +254,36 @@ class SimBuild:
         return dict(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds, trace=self.trace,
             threads=self.threads, input_width=self.input_width, test_streams=self.test_streams,
             dram=self.dram, pcie_data_width=self.pcie_data_width, chunk_size=self.chunk_size,
-            ring_slots=self.ring_slots, pgo=self.pgo)
+            ring_slots=self.ring_slots, pgo=self.pgo, **self._soc_key())
+
+    def _soc_key(self):
+        if self.soc_cls is None:
+            return {}
+        return dict(soc=f"{self.soc_cls.__module__}:{self.soc_cls.__qualname__}", soc_kwargs=self.soc_kwargs)
+
+    def _soc_files(self):
+        """The user's sources a user SoC depends on: every .py file under its module's directory."""
+        import inspect
+        if self.soc_cls is None:
+            return []
+        path = inspect.getsourcefile(self.soc_cls)
+        top = os.path.dirname(os.path.abspath(path))
+        if os.path.realpath(top).startswith(os.path.realpath(ROOT) + os.sep) and \
+           not os.path.realpath(top).startswith(os.path.realpath(os.path.join(ROOT, "examples"))):
+            return []                   # (the project's own folders are hashed anyway)
+        files = []
+        for d, dirs, names in os.walk(top):
+            dirs[:] = [x for x in dirs if x not in ("build", "__pycache__", ".git", ".venv") and not x.startswith(".")]
+            files += [os.path.join(d, n) for n in names if n.endswith(".py")]
+        return sorted(files)
+
+    def default_output_dir(self):
+        """``build/sim/<ssds>ssd-<dram>-<digest of the parameters>``: one directory per configuration,
+        shared by targets/sim.py, ``literec bench --sim`` and the tests (switching between
+        configurations rebuilds nothing that was built before)."""
+        digest = hashlib.sha1(json.dumps(self.key(), sort_keys=True).encode()).hexdigest()[:10]
+        name = f"{self.n_ssds}ssd-{self.dram}" if self.soc_cls is None else self.soc_cls.__name__
+        return os.path.join(ROOT, "build", "sim", f"{name}-{digest}")
 
     def _log(self, msg):
         print(f"[sim] {msg}", flush=True)
@@ -233,6 +296,7 @@ class SimBuild:
                 if "__pycache__" in d:
                     continue
                 files += [os.path.join(d, n) for n in names if not n.endswith(".pyc")]
+        files += self._soc_files()
         h = hashlib.sha256(json.dumps(self.key(), sort_keys=True).encode())
         h.update(_hash_files(files).encode())
         return h.hexdigest()
@@ -243,44 +307,51 @@ class SimBuild:
         Nothing is regenerated when neither the parameters nor the project's sources changed."""
         digest_file = os.path.join(self.output_dir, ".literec_sources")
         digest      = self._sources_digest()
-        if os.path.exists(self.vsim) and os.path.exists(digest_file) and \
-           open(digest_file).read() == digest:
-            self._log(f"{self.output_dir}: up to date")
-            return self
-        check_tools()
-        self._generate_and_verilate()
-        with open(digest_file, "w") as f:
-            f.write(digest)
+        # Two processes building the same directory at once (tests, benchmarks, a user's run): one
+        # builds, the other waits and finds it up to date.
+        os.makedirs(os.path.dirname(self.output_dir), exist_ok=True)
+        with open(self.output_dir + ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if os.path.exists(self.vsim) and os.path.exists(digest_file) and \
+               open(digest_file).read() == digest:
+                self._log(f"{self.output_dir}: up to date")
+                return self
+            check_tools()
+            self._log(f"building {self.output_dir} (the first build of a configuration takes 2-5 min)")
+            with _Progress(self._log):
+                self._generate_and_verilate()
+            with open(digest_file, "w") as f:
+                f.write(digest)
         return self
 
     def _generate_and_verilate(self):
-        from litex.soc.integration.builder import Builder
+        from literecorder.soc.recorder_soc import LiteRecorderBuilder
         from literecorder.soc.sim_soc import LiteRecorderSimSoC
 
         t0 = time.time()
         os.makedirs(self.output_dir, exist_ok=True)
-        sim_config = self.sim_config()
         mods = _extra_modules()
         # LiteX writes variables.mak into the module directory: give it a build-local copy.
         mods_path = os.path.join(self.output_dir, "sim_modules")
         if os.path.isdir(SIM_MODULES_DIR):
             shutil.rmtree(mods_path, ignore_errors=True)
             shutil.copytree(SIM_MODULES_DIR, mods_path)
-        # The BIOS Makefiles call `python3 -m litex...`: the interpreter running us must come first.
-        os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
         log = os.path.join(self.output_dir, "build.log")
         with _redirect_fds(None if self.verbose else log):
             try:
                 # SoC construction logs (LiteX INFO lines) go to build.log too, unless --verbose.
-                soc = LiteRecorderSimSoC(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds,
+                soc_cls = self.soc_cls or LiteRecorderSimSoC
+                soc = soc_cls(sys_clk_freq=self.sys_clk_freq, n_ssds=self.n_ssds,
                     input_width=self.input_width, with_test_streams=self.test_streams,
                     dram=self.dram, pcie_data_width=self.pcie_data_width,
-                    chunk_size=self.chunk_size, ring_slots=self.ring_slots)
+                    chunk_size=self.chunk_size, ring_slots=self.ring_slots, **self.soc_kwargs)
                 self.soc = soc
-                builder = Builder(soc, output_dir=self.output_dir, compile_gateware=False,
+                layout = self.layout_of(soc)
+                with open(os.path.join(self.output_dir, "sim_layout.json"), "w") as f:
+                    json.dump(layout, f)
+                sim_config = self.sim_config(layout=layout)
+                builder = LiteRecorderBuilder(soc, output_dir=self.output_dir, compile_gateware=False,
                     csr_csv=os.path.join(self.output_dir, "csr.csv"))
-                builder.add_software_package("libliterec", os.path.join(ROOT, "software", "libliterec"))
-                builder.add_software_library("libliterec")
                 builder.build(sim_config=sim_config, run=False, trace=self.trace,
                     trace_fst=self.trace, extra_mods=mods or None,
                     extra_mods_path=mods_path if mods else "", jobs=self.jobs,
@@ -361,16 +432,30 @@ class SimBuild:
         if not profiles:
             raise SimError(f"no profile written to {pgo_dir}")
 
-    def sim_config(self, devices=None, simio=None):
+    @staticmethod
+    def layout_of(soc):
+        """What the simulation's configuration needs of a SoC: its own clocks (``add_sim_clock``)
+        and whether it has the simulated ADC/DAC (``simio``)."""
+        return dict(clocks=dict(getattr(soc, "sim_clocks", {})), simio=hasattr(soc, "simio"))
+
+    def layout(self):
+        with open(os.path.join(self.output_dir, "sim_layout.json")) as f:
+            return json.load(f)
+
+    def sim_config(self, devices=None, simio=None, layout=None):
         """LiteX sim configuration: clocks, console, the simulated PCIe devices and the options of
-        the simulated user streams (``simio``: module args, see ``simio_args``)."""
+        the simulated user streams (``simio``: module args, see ``simio_args``); ``layout``: the
+        SoC's (``layout_of``; default: the build's)."""
         from litex.build.sim.config import SimConfig
+        layout = layout or self.layout()
         cfg = SimConfig()
         cfg.add_clocker("sys_clk", freq_hz=self.sys_clk_freq)
-        # The user streams' clock: its edges fall on sys_clk edges (no finer simulation time step).
-        cfg.add_clocker("adc_clk", freq_hz=ADC_CLK_FREQ)
+        # The SoC's own clocks (user streams): checked by add_sim_clock to keep the time step.
+        for name, freq in sorted(layout["clocks"].items()):
+            cfg.add_clocker(f"{name}_clk", freq_hz=freq)
         cfg.add_module("serial2console", "serial")
-        cfg.add_module("simio", "simio", args=dict(simio or {}))
+        if layout["simio"]:
+            cfg.add_module("simio", "simio", args=dict(simio or {}))
         for i, (module, args) in enumerate(devices or []):
             cfg.add_module(module, ("pcie", i), args=args)
         return cfg
@@ -390,6 +475,15 @@ class SimBuild:
         if callable(devices):
             devices = devices(run_dir)
         self.devices = devices or []
+        # The run directory's own namespace files (no --ns-file) are scratch files: one made for
+        # another namespace size is made anew (a file the user named keeps the strict size check).
+        for i, (module, args) in enumerate(self.devices):
+            ns = args.get("ns_file") if module == "nvme_ssd" else None
+            if ns == os.path.join(run_dir, f"ssd{args.get('index', i)}.img") and os.path.exists(ns) and \
+               os.path.getsize(ns) != args["ns_size"]:
+                self._log(f"{ns}: held a {os.path.getsize(ns)}-byte namespace, this run's is "
+                    f"{args['ns_size']} bytes: made anew (name a file with --ns-file to keep one)")
+                os.remove(ns)
         for f in os.listdir(self.gateware):
             if f.endswith(".init"):
                 dst = os.path.join(run_dir, f)
@@ -576,6 +670,43 @@ def simio_from_args(args):
 
 # Command line -------------------------------------------------------------------------------------
 
+def load_soc_class(spec):
+    """``package.module:Class`` or ``path/to/file.py:Class`` -> the class (ValueError with what was
+    wrong)."""
+    import importlib
+    mod_name, sep, cls_name = spec.rpartition(":")
+    if not sep or not mod_name or not cls_name:
+        raise ValueError(f"--soc {spec}: MODULE:CLASS, e.g. mydesign.soc:MySoC or mydesign/soc.py:MySoC")
+    try:
+        if mod_name.endswith(".py"):
+            path = os.path.abspath(mod_name)
+            if not os.path.exists(path):
+                raise ValueError(f"--soc {spec}: {path} does not exist")
+            name = "_literec_user_soc_" + hashlib.sha1(path.encode()).hexdigest()[:8]
+            sys.path.insert(0, os.path.dirname(path))
+            spec_ = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec_)
+            sys.modules[name] = module
+            spec_.loader.exec_module(module)
+        else:
+            sys.path.insert(0, os.getcwd())
+            module = importlib.import_module(mod_name)
+    except ImportError as e:
+        raise ValueError(f"--soc {spec}: cannot import {mod_name}: {e}") from None
+    cls = getattr(module, cls_name, None)
+    if cls is None:
+        raise ValueError(f"--soc {spec}: {mod_name} has no {cls_name}")
+    return cls
+
+def command_error(out):
+    """The first line of a command's output that reports an error (the BIOS's 'Error: ...' and
+    'Command not found'), or None."""
+    for line in out.splitlines():
+        line = line.strip()
+        if line.startswith(("Error", "Command not found")):
+            return line
+    return None
+
 def split_commands(run):
     cmds = [c.strip() for c in run.split(";")]
     return [c for c in cmds if c]
@@ -589,10 +720,13 @@ def main(argv=None):
         help="Wall-clock seconds a command in --run mode may go without console output before it "
              "is given up (default: %(default)s; a command with a live progress line, such as "
              "rec_wait, runs as long as it prints).")
+    parser.add_argument("--keep-going",   action="store_true",
+        help="--run: go on after a command that reported an error (a line starting with 'Error' or "
+             "'Command not found'); the exit status is still 1. Default: stop there, exit status 1.")
     parser.add_argument("--boot-timeout", type=float, default=120,
         help="Wall-clock timeout (s) to reach the BIOS prompt (default: %(default)s).")
-    parser.add_argument("--output-dir",   default=os.path.join(ROOT, "build", "sim"),
-        help="Build directory (default: %(default)s).")
+    parser.add_argument("--output-dir",   default=None,
+        help="Build directory (default: build/sim/<ssds>ssd-<dram>-<digest>, one per configuration).")
     parser.add_argument("--trace",        action="store_true",
         help="Dump waveforms (FST) to <output-dir>/runs/<run>/sim.fst.")
     parser.add_argument("--sys-clk-freq", type=float, default=None,
@@ -615,6 +749,10 @@ def main(argv=None):
     parser.add_argument("--no-pgo",       action="store_true",
         help="Build the model without profile-guided optimization (about 40 s less build time, about "
              "1.2x slower simulation).")
+    parser.add_argument("--soc",          default=None, metavar="MODULE:CLASS",
+        help="Simulate your own SoC: a subclass of literecorder.soc.sim_soc.LiteRecorderSimSoC, as "
+             "package.module:Class (importable from the current directory) or path/to/file.py:Class "
+             "(see doc/integration.md).")
     parser.add_argument("--build-only",   action="store_true", help="Build and exit.")
     ssd_parser(parser)
     add_input_arguments(parser)
@@ -628,7 +766,8 @@ def main(argv=None):
     if args.run is not None and not split_commands(args.run):
         parser.error("--run: no command given")
     try:
-        build = SimBuild(output_dir=args.output_dir,
+        soc_cls = load_soc_class(args.soc) if args.soc else None
+        build = SimBuild(output_dir=args.output_dir, soc_cls=soc_cls,
             sys_clk_freq=None if args.sys_clk_freq is None else int(args.sys_clk_freq),
             n_ssds=args.ssds, trace=args.trace, threads=args.threads, input_width=args.input_width,
             test_streams=not args.no_test_streams, verbose=args.verbose, dram=args.dram,
@@ -657,19 +796,28 @@ def main(argv=None):
 
     echo = lambda s: (sys.stdout.write(s), sys.stdout.flush())
     t0 = time.time()
+    failed = []
+    cmds = split_commands(args.run)
     try:
         with SimSession(build, name="cli", devices=devices, boot_timeout=args.boot_timeout,
             echo=echo, simio=simio) as s:
-            for c in split_commands(args.run):
-                s.cmd(c, timeout=args.timeout, idle=True)
+            for i, c in enumerate(cmds):
+                err = command_error(s.cmd(c, timeout=args.timeout, idle=True))
+                if err is not None:
+                    failed.append((c, err))
+                    if not args.keep_going:
+                        break
             s.echo = None
             print("\n" + s.speed_line(s.speed()), flush=True)
-            print(f"\n[sim] {len(split_commands(args.run))} command(s) done in "
-                f"{time.time() - t0:.1f} s wall", flush=True)
+            done = len(cmds) if args.keep_going or not failed else i + 1
+            print(f"\n[sim] {done} of {len(cmds)} command(s) run in {time.time() - t0:.1f} s wall", flush=True)
     except SimError as e:
         print(f"\n[sim] ERROR: {e}", file=sys.stderr, flush=True)
         return 1
-    return 0
+    for c, err in failed:
+        print(f"[sim] ERROR: {c!r} reported: {err}" + ("" if args.keep_going else
+            " (the commands after it were not run; --keep-going runs them)"), file=sys.stderr, flush=True)
+    return 1 if failed else 0
 
 if __name__ == "__main__":
     sys.exit(main())

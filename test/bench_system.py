@@ -45,7 +45,7 @@ def main():
     ap.add_argument("--qd", type=int, default=32, help="queue depth (default: 32)")
     ap.add_argument("--ssds", type=int, default=1, help="simulated SSDs; the recorder stripes over all (default: 1)")
     ap.add_argument("--output-dir", default=None,
-        help="simulation build directory (default: build/sim, or build/sim-ssdsN with several SSDs)")
+        help="simulation build directory (default: the configuration's own under build/sim/)")
     a = ap.parse_args()
 
     benches = [
@@ -73,7 +73,7 @@ def main():
     argv = [sys.executable, os.path.join(ROOT, "targets", "sim.py"), "--ssds", str(a.ssds),
         "--ssd-profile", "ideal", "--ns-size", "8GiB", "--ns-file", ns_file, "--link", a.link, "--mps", a.mps,
         "--timeout", "1800", "--run", "; ".join(cmds)]
-    out_dir = a.output_dir or (os.path.join(ROOT, "build", f"sim-ssds{a.ssds}") if a.ssds > 1 else None)
+    out_dir = a.output_dir          # None: the configuration's own build directory (build/sim/...)
     if out_dir:
         argv += ["--output-dir", out_dir]
     print("$ " + " ".join(argv[1:]), flush=True)

@@ -69,6 +69,7 @@ class Generated:
         self.tcl     = os.path.join(gw, name + ".tcl")
         self.xdc     = os.path.join(gw, name + ".xdc")
         self.csr_csv = os.path.join(output_dir, "csr.csv")
+        self.bios    = os.path.join(builder.software_dir, "bios", "bios.elf")
 
     def read(self, what):
         with open(getattr(self, what)) as f:
@@ -77,16 +78,38 @@ class Generated:
 def generate(board, ssds, output_dir, compile_software=False, **kwargs):
     """Generates the target's design (Verilog, Vivado TCL, XDC; the BIOS if ``compile_software``)
     with Vivado not run, in-process. Returns a ``Generated``."""
-    from litex.soc.integration.builder import Builder
+    from literecorder.soc.recorder_soc import LiteRecorderBuilder
     mod = target_module(board)
     with _quiet():
         soc = mod.BaseSoC(ssds=ssds, **kwargs)
-        builder = Builder(soc, output_dir=output_dir, compile_software=compile_software,
+        builder = LiteRecorderBuilder(soc, output_dir=output_dir, compile_software=compile_software,
             compile_gateware=False, csr_csv=os.path.join(output_dir, "csr.csv"))
         vns = builder.build(run=False)
     gen = Generated(board, ssds, output_dir, soc, builder)
     gen.vns = vns
     return gen
+
+# BIOS command tables ------------------------------------------------------------------------------
+
+#: Commands of the library that only the simulation has the hardware for (the simulated ADC/DAC).
+SIM_ONLY_COMMANDS = {"sim_io"}
+
+def library_commands():
+    """The commands the project's BIOS library defines (``define_command`` in software/libliterec)."""
+    names = set()
+    src = os.path.join(ROOT, "software", "libliterec")
+    for f in sorted(os.listdir(src)):
+        if f.endswith(".c"):
+            with open(os.path.join(src, f)) as fh:
+                names |= set(re.findall(r"^define_command\(\s*(\w+)\s*,", fh.read(), re.M))
+    return names
+
+def bios_commands(elf):
+    """The command table linked into a BIOS (``bios.elf``): LiteX puts a ``__bios_cmd_<name>``
+    pointer per command into its ``.bios_cmds`` section."""
+    nm = shutil.which("riscv64-unknown-elf-nm") or "nm"
+    out = subprocess.run([nm, elf], capture_output=True, text=True, check=True).stdout
+    return set(re.findall(r"\s__bios_cmd_(\w+)$", out, re.M))
 
 # TCL / XDC ----------------------------------------------------------------------------------------
 

@@ -43,22 +43,17 @@ def build_params(**params):
     return params
 
 def build_dir(**params):
-    key = json.dumps(build_params(**params), sort_keys=True)
-    return os.path.join(ROOT, "build", "test", "sim-" + hashlib.sha1(key.encode()).hexdigest()[:10])
+    """The build directory of these parameters: the one targets/sim.py and ``literec bench --sim``
+    use for the same configuration."""
+    return SimBuild(**build_params(**params)).output_dir
 
 def get_build(**params):
-    """The simulation build for these parameters, built at most once per test session."""
+    """The simulation build for these parameters, built at most once per test session (SimBuild
+    locks its directory: xdist workers wait for the one that builds)."""
     params = build_params(**params)
     key = json.dumps(params, sort_keys=True)
     if key not in _builds:
-        out = build_dir(**params)
-        os.makedirs(os.path.dirname(out), exist_ok=True)
-        with open(out + ".lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                _builds[key] = SimBuild(output_dir=out, **params).build()
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        _builds[key] = SimBuild(**params).build()
     return _builds[key]
 
 # Sessions -----------------------------------------------------------------------------------------

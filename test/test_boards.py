@@ -45,7 +45,7 @@ def generated(board, ssds):
     key = (board, ssds)
     if key not in _generated:
         out = os.path.join(ROOT, "build", "test", f"board-{board}-{ssds}")
-        _generated[key] = bc.generate(board, ssds, out)
+        _generated[key] = bc.generate(board, ssds, out, compile_software=True)
     return _generated[key]
 
 # Product-guide rules of the root-port IP configuration --------------------------------------------
@@ -184,6 +184,25 @@ def test_board_generates_tcl_xdc_and_lints(board, ssds):
     unoptflat = {re.search(r"'([\w.]+)'", w).group(1) for w in r.warnings if "UNOPTFLAT" in w}
     assert all(re.fullmatch(rf"{gen.top}\.\w*_(rc|rcrootcomplex\d)_wr_ready", n) for n in unoptflat), \
         unoptflat
+
+# BIOS ---------------------------------------------------------------------------------------------
+
+@pytest.mark.unit
+@pytest.mark.parametrize("board, ssds", [pytest.param(b, n, marks=pytest.mark.xdist_group(f"board-{b}"))
+    for b, n in CONFIGS])
+def test_board_bios_has_every_command_of_the_simulation(board, ssds):
+    """The board's BIOS carries the project's command library: its command table holds every
+    command of the simulation's BIOS (the library's commands; test_foundation checks the
+    simulation's table against the same list) but the simulated ADC/DAC's."""
+    gen     = generated(board, ssds)
+    board_t = bc.bios_commands(gen.bios)
+    lib     = bc.library_commands()
+    assert len(lib) >= 40 and {"nvme_init", "rec_start", "rec_list", "nvme_bench"} <= lib
+    missing = sorted(lib - bc.SIM_ONLY_COMMANDS - board_t)
+    assert missing == [], f"{board} x{ssds}: the BIOS lacks {missing}"
+    assert not (bc.SIM_ONLY_COMMANDS & board_t)
+    # LiteX's own commands are there too (the library adds to the BIOS, it does not replace it).
+    assert {"help", "mem_read", "sdram_test"} <= board_t
 
 @pytest.mark.unit
 @pytest.mark.xdist_group("board-kcu105")

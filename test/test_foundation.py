@@ -43,8 +43,15 @@ def test_rec_info_reports_the_build(module_sim):
 @pytest.mark.system
 @pytest.mark.xdist_group("foundation")
 def test_help_lists_project_commands(module_sim):
-    out = module_sim.cmd("help")
-    assert re.search(r"^rec_info\s+- ", out, re.M)
+    """`help` lists exactly the commands of the BIOS's command table, and the table holds every
+    command the library defines (the board targets' BIOS is checked against the same list)."""
+    import board_checks as bc
+    out    = module_sim.cmd("help")
+    listed = set(re.findall(r"^(\w+)\s+- ", out, re.M))
+    table  = bc.bios_commands(os.path.join(get_build().output_dir, "software", "bios", "bios.elf"))
+    assert listed == table
+    assert bc.library_commands() <= table
+    assert bc.SIM_ONLY_COMMANDS <= table
 
 @pytest.mark.system
 @pytest.mark.xdist_group("foundation")
@@ -97,6 +104,51 @@ def test_cli_run_hanging_command_times_out():
         "--run", "mem_test 0x40000000 0x10000000")
     assert r.returncode == 1
     assert "timeout" in r.stderr and "mem_test 0x40000000 0x10000000" in r.stderr
+
+@pytest.mark.system
+@pytest.mark.xdist_group("foundation")
+def test_cli_run_stops_at_a_command_that_reports_an_error():
+    """--run: a command that prints an error ends the run with exit status 1, the commands after it
+    are not run; --keep-going runs them (still exit status 1). The console carries no ANSI codes."""
+    cmds = "rec_info; nvme_read 0 zz; rec_uptime"
+    r = run_sim_py("--output-dir", _cli_output_dir(), "--run", cmds)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "RESULT name=rec_info" in r.stdout and "RESULT name=uptime" not in r.stdout
+    err = [l for l in r.stderr.splitlines() if l.startswith("[sim] ERROR")]
+    assert len(err) == 1 and err[0].startswith("[sim] ERROR: 'nvme_read 0 zz' reported: Error: ") and \
+        err[0].endswith("(the commands after it were not run; --keep-going runs them)"), r.stderr
+    assert "[sim] 2 of 3 command(s) run" in r.stdout
+    r = run_sim_py("--output-dir", _cli_output_dir(), "--keep-going", "--run", cmds)
+    assert r.returncode == 1 and "RESULT name=uptime" in r.stdout and "[sim] 3 of 3 command(s) run" in r.stdout
+    log = open(os.path.join(_cli_output_dir(), "runs", "cli", "console.log"), "rb").read()
+    assert b"litex> " in log and b"\x1b[" not in log
+    r = run_sim_py("--output-dir", _cli_output_dir(), "--run", "rec_info; rec_uptime")
+    assert r.returncode == 0 and "[sim] 2 of 2 command(s) run" in r.stdout
+
+@pytest.mark.system
+@pytest.mark.xdist_group("foundation")
+def test_cli_default_namespace_file_follows_the_namespace_size():
+    """Two runs in a row with different --ns-size and no --ns-file: the run directory's scratch
+    namespace file is made anew for the second (it used to stop the simulation), saying so."""
+    ns = os.path.join(_cli_output_dir(), "runs", "cli", "ssd0.img")
+    r = run_sim_py("--output-dir", _cli_output_dir(), "--ns-size", "64MiB", "--run", "nvme_init")
+    assert r.returncode == 0 and os.path.getsize(ns) == 64 << 20, r.stdout[-2000:] + r.stderr
+    r = run_sim_py("--output-dir", _cli_output_dir(), "--ns-size", "128MiB", "--run", "nvme_init")
+    assert r.returncode == 0 and os.path.getsize(ns) == 128 << 20, r.stdout[-2000:] + r.stderr
+    assert (f"[sim] {ns}: held a 67108864-byte namespace, this run's is 134217728 bytes: made anew "
+        "(name a file with --ns-file to keep one)") in r.stdout
+
+@pytest.mark.system
+@pytest.mark.xdist_group("foundation")
+def test_cli_default_build_directory_is_the_tests_one():
+    """targets/sim.py without --output-dir uses the configuration's own directory: the one the
+    tests (and literec bench --sim) use, so it is found up to date; another configuration has another."""
+    get_build()
+    r = run_sim_py("--build-only")
+    assert r.returncode == 0 and f"[sim] {build_dir()}: up to date" in r.stdout, r.stdout + r.stderr
+    from literecorder.targets.sim import SimBuild
+    assert SimBuild(n_ssds=2).output_dir != build_dir()
+    assert os.path.basename(SimBuild(n_ssds=2, dram="kcu105").output_dir).startswith("2ssd-kcu105-")
 
 @pytest.mark.unit
 @pytest.mark.parametrize("args, message", [

@@ -224,6 +224,9 @@ def test_region_check_accepts_a_region_that_ends_at_the_namespace_end():
     (dict(chunk_blocks=384),                               STATUS_ERR_CONFIG),
     (dict(ring_slots=1),                                   STATUS_ERR_CONFIG),
     (dict(mask=0b10, start_port=0),                        STATUS_ERR_CONFIG),
+    (dict(mask=0b0111, served=0b1011),                     STATUS_ERR_ENGINE),  # port 2's engine is the CPU's
+    (dict(mask=0b0001, served=0b0000, chunks=0),           STATUS_ERR_ENGINE),  # ENGINE before CONFIG
+    (dict(mask=0b0011, served=0b0011, chunks=0),           STATUS_ERR_CONFIG),
 ])
 def test_region_check_refuses_with_the_status_of_the_fault(cfg, code):
     assert check(**cfg)["status"] == code
@@ -233,7 +236,7 @@ def test_region_check_refuses_with_the_status_of_the_fault(cfg, code):
 class _CoreHarness(Module):
     """RecorderCore (32-bit ring words, 4 slots, chunks of 4 words) with a LiteDRAM write port that
     takes everything and one NVMe port that completes each request ``latency`` cycles later."""
-    def __init__(self, latency=6, drop=0, flush_surplus=0, mode=MODE_UNTIL_STOP, post_bytes=0):
+    def __init__(self, latency=6, drop=0, flush_surplus=0, mode=MODE_UNTIL_STOP, post_bytes=0, csr=False):
         from litedram.common import LiteDRAMNativePort
         from literecorder.cores.recorder.core import RecorderCore
         wr = LiteDRAMNativePort("write", address_width=16, data_width=32)
@@ -257,7 +260,11 @@ class _CoreHarness(Module):
             If(busy & (count != 0), count.eq(count - 1)),
             If(cpl.valid & cpl.ready, busy.eq(0)),
         ]
-        # Configuration: an until-stop (or ring) recording of at most 64 chunks from LBA 0, 1 LBA per chunk.
+        # Configuration: an until-stop (or ring) recording of at most 64 chunks from LBA 0, 1 LBA per chunk
+        # (csr: in the recorder's CSRs instead, set by the test).
+        if csr:
+            rec.add_csr()
+            return
         self.comb += [
             rec.direction.eq(DIR_RECORD), rec.mode.eq(mode), rec.post_bytes.eq(post_bytes), rec.drop.eq(drop),
             rec.flush_surplus.eq(flush_surplus),
@@ -516,3 +523,125 @@ def test_busy_and_running_are_flip_flops_equal_to_the_state_in_every_cycle():
     assert {"IDLE", "CHECK", "CLEAR", "RUN", "FLUSH", "END"} <= set(states) and states[-1] == "IDLE"
     for state, busy, running in trace:
         assert (busy, running) == (state != "IDLE", state in ("RUN", "FLUSH")), trace
+
+# The hardware start: one run per arm, refused without the queue engines ---------------------------
+
+def _ctrl_write(rec, **fields):
+    """One CPU write of the ``ctrl`` CSR (its pulse fields last the write's cycle); an until-stop
+    recording unless ``fields`` say otherwise."""
+    fields.setdefault("mode", MODE_UNTIL_STOP)
+    value = 0
+    for f in rec._ctrl.fields.fields:
+        value |= fields.get(f.name, f.reset.value if hasattr(f.reset, "value") else f.reset) << f.offset
+    (bus,) = rec._ctrl.simple_csrs
+    yield bus.r.eq(value)
+    yield bus.re.eq(1)
+    yield
+    yield bus.re.eq(0)
+
+def _hw_control_run(served=1, steps=()):
+    """_CoreHarness with the CSRs; ``steps``: ("write", fields) CPU writes of ctrl, ("hw", name) a
+    one-cycle pulse of hw_<name>, ("wait", n) n cycles, ("end",) until the run ended. -> the
+    recorder's (armed, busy, recording, replaying, refused, done, status) after each step, and the
+    number of runs that began (restart pulses)."""
+    dut = _CoreHarness(csr=True)
+    rec = dut.rec
+    rec._ctrl.finalize(32, "big")   # (a SoC's CSR bank does this: its bus side, the pulse fields)
+    dut.submodules += rec._ctrl
+    dut.comb += rec.served.eq(served)
+    src = rec.inputs[0]
+    snaps, restarts = [], []
+    def gen():
+        # The _CoreHarness configuration in the CSRs (until stop, at most 64 chunks of 1 LBA).
+        for name, value in dict(ring_slots=4, chunk_words=4, chunk_bytes=16, chunk_blocks=1, first_lba=0,
+            last_lba=63, start_lba=0, nsze=1 << 20, port_mask=1, max_inflight=4).items():
+            yield getattr(rec, "_" + name).storage.eq(value)
+        yield src.valid.eq(1)
+        yield src.bytes.eq(4)
+        yield src.last.eq(0)
+        for step in steps:
+            if step[0] == "write":
+                yield from _ctrl_write(rec, **step[1])
+            elif step[0] == "hw":
+                yield getattr(rec, "hw_" + step[1]).eq(1)
+                yield
+                yield getattr(rec, "hw_" + step[1]).eq(0)
+            elif step[0] == "wait":
+                for _ in range(step[1]):
+                    yield
+            elif step[0] == "end":
+                for _ in range(3000):
+                    if not (yield rec.busy):
+                        break
+                    yield
+            yield
+            snap = []
+            for n in ("armed", "busy", "recording", "replaying", "refused", "done", "status"):
+                snap.append((yield getattr(rec, n)))
+            snaps.append(tuple(snap))
+    @passive
+    def count():
+        while True:
+            if (yield rec.restart):
+                restarts.append(1)
+            yield
+    run_simulation(dut, [gen(), count()])
+    return snaps, len(restarts)
+
+def test_an_arm_allows_one_hardware_start_and_a_second_start_is_ignored():
+    """rec_start arm=1 then the user's start: one run. The user's second start after that run (the
+    arm used) starts nothing: the core used to start again with the old configuration while the
+    BIOS had taken the queue engines back (a run that never ended)."""
+    snaps, runs = _hw_control_run(steps=[
+        ("wait", 5),
+        ("hw", "start"), ("wait", 20),                         # 1, 2: not armed, ignored
+        ("write", dict(arm=1)), ("wait", 3),                   # 4: armed
+        ("hw", "start"), ("wait", 40),                         # 6: one run, recording
+        ("hw", "stop"), ("end",),                              # 8: stopped
+        ("hw", "start"), ("wait", 40),                         # 10: the arm was used: ignored
+    ])
+    A, B, REC, REP, REF, D, S = range(7)
+    assert snaps[1][A] == 0 and snaps[2][B] == 0
+    assert snaps[4][A] == 1 and snaps[4][B] == 0
+    assert snaps[6][:4] == (0, 1, 1, 0)
+    assert snaps[8][:2] == (0, 0) and snaps[8][D] == 1 and snaps[8][S] == STATUS_STOPPED
+    assert snaps[10][B] == 0 and snaps[10][S] == STATUS_STOPPED
+    assert runs == 1
+
+def test_disarm_and_a_cpu_start_forget_the_arm():
+    snaps, runs = _hw_control_run(steps=[
+        ("write", dict(arm=1)), ("wait", 3),                   # 1: armed
+        ("write", dict(disarm=1)), ("wait", 3),                # 3: disarmed
+        ("hw", "start"), ("wait", 20),                         # 5: nothing runs
+        ("write", dict(arm=1)), ("wait", 3),                   # 7: armed
+        ("write", dict(start=1)), ("wait", 30),                # 9: the CPU's start runs, the arm forgotten
+        ("write", dict(stop=1)), ("end",),                     # 11
+        ("hw", "start"), ("wait", 20),                         # 13: nothing runs
+    ])
+    assert snaps[1][0] == 1 and snaps[3][0] == 0 and snaps[5][1] == 0 and snaps[7][0] == 1
+    assert snaps[9][:3] == (0, 1, 1) and snaps[11][1] == 0 and snaps[13][1] == 0
+    assert runs == 1
+
+def test_a_start_on_a_port_whose_engine_serves_the_cpu_is_refused():
+    """The port mask names a port whose queue engine is not the recorder's: refused at once with
+    STATUS_ERR_ENGINE (refused high until the next start), no run."""
+    snaps, runs = _hw_control_run(served=0, steps=[
+        ("write", dict(arm=1)), ("hw", "start"), ("wait", 20), ("end",),
+    ])
+    armed, busy, recording, replaying, refused, done, status = snaps[-1]
+    assert (armed, busy, recording, refused, done, status) == (0, 0, 0, 1, 1, STATUS_ERR_ENGINE)
+    assert runs == 0
+    # The same start on a served port runs (and clears refused).
+    snaps, runs = _hw_control_run(served=1, steps=[
+        ("write", dict(arm=1)), ("hw", "start"), ("wait", 20),
+    ])
+    assert snaps[-1][1:5] == (1, 1, 0, 0) and runs == 1
+
+def test_recording_and_replaying_say_the_direction_of_the_run():
+    snaps, runs = _hw_control_run(steps=[
+        ("write", dict(direction=1, start=1)), ("wait", 30),
+    ])
+    # A replay of 0 chunks is refused (chunks=0: CONFIG); its flags never rise.
+    assert snaps[-1][2:4] == (0, 0)
+    snaps, runs = _hw_control_run(steps=[("write", dict(start=1)), ("wait", 30)])
+    assert snaps[-1][1:4] == (1, 1, 0)

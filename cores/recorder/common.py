@@ -44,6 +44,11 @@ STATUS_ERR_ALIGN    = 10    # Refused: an address is not a multiple of the chunk
 STATUS_ERR_CONFIG   = 11    # Refused: no port, chunk not a power of two, ring of < 2 slots ...
 STATUS_ERR_DEVICE   = 12    # Stopped: a command failed (NVMe status in err_status).
 STATUS_ERR_TIMEOUT  = 13    # Stopped: a command timed out (the queue engine's timeout scan).
+STATUS_ERR_ENGINE   = 14    # Refused: a port's queue engine does not serve the recorder (CPU's).
+
+# rec_wait without a timeout returns when nothing moved (input, commands, the arm) for this long
+# (modeled ms): a recording waiting for a hardware start or an idle input cannot hang the console.
+REC_WAIT_IDLE_MS = 1000
 
 STATUS_NAMES = {
     STATUS_NONE:        "none",
@@ -59,6 +64,7 @@ STATUS_NAMES = {
     STATUS_ERR_CONFIG:  "invalid configuration",
     STATUS_ERR_DEVICE:  "device error",
     STATUS_ERR_TIMEOUT: "command timeout",
+    STATUS_ERR_ENGINE:  "queue engine not given to the recorder",
 }
 
 def export_constants(soc):
@@ -73,8 +79,8 @@ def export_constants(soc):
         ("REC_STATUS_INPUT_END", STATUS_INPUT_END), ("REC_STATUS_ERR_RANGE", STATUS_ERR_RANGE),
         ("REC_STATUS_ERR_ORDER", STATUS_ERR_ORDER), ("REC_STATUS_ERR_ALIGN", STATUS_ERR_ALIGN),
         ("REC_STATUS_ERR_CONFIG", STATUS_ERR_CONFIG), ("REC_STATUS_ERR_DEVICE", STATUS_ERR_DEVICE),
-        ("REC_STATUS_ERR_TIMEOUT", STATUS_ERR_TIMEOUT),
-        ("REC_ID_BITS", ID_BITS),
+        ("REC_STATUS_ERR_TIMEOUT", STATUS_ERR_TIMEOUT), ("REC_STATUS_ERR_ENGINE", STATUS_ERR_ENGINE),
+        ("REC_ID_BITS", ID_BITS), ("REC_WAIT_IDLE_MS", REC_WAIT_IDLE_MS),
     ]:
         soc.add_constant(name, value)
 

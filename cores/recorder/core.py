@@ -45,7 +45,7 @@ from literecorder.cores.recorder.accounting import Accounting
 class _RegionCheck(LiteXModule):
     """Checks a recording's configuration and computes the region's rows and chunk capacity
     (sequentially: about 38 + n_ports cycles; one 64-bit subtractor for every comparison, no
-    multiplier, no barrel shifter). Faults in order: CONFIG, ORDER, ALIGN, RANGE."""
+    multiplier, no barrel shifter). Faults in order: ENGINE, CONFIG, ORDER, ALIGN, RANGE."""
     def __init__(self, n_ports):
         self.start  = Signal()
         self.busy   = Signal()
@@ -54,6 +54,7 @@ class _RegionCheck(LiteXModule):
         self.capacity = Signal(CHUNK_BITS)   # Chunks the region holds (rows x ports).
         # Configuration to check.
         self.mask = Signal(n_ports)
+        self.served = Signal(n_ports, reset=2**n_ports - 1)  # Ports whose queue engine takes our commands.
         self.first_lba, self.last_lba, self.start_lba, self.nsze = [Signal(64) for _ in range(4)]
         self.start_port   = Signal(max=max(n_ports, 2))
         self.chunk_blocks = Signal(32)
@@ -113,7 +114,9 @@ class _RegionCheck(LiteXModule):
         fsm.act("BASIC",
             NextValue(cb, self.chunk_blocks),
             NextValue(port, 0),
-            If((self.mask == 0) | ~pow2 | (self.chunk_words == 0) | (self.ring_slots < 2) |
+            If((self.mask & ~self.served) != 0,
+                NextValue(self.status, STATUS_ERR_ENGINE), NextState("IDLE")
+            ).Elif((self.mask == 0) | ~pow2 | (self.chunk_words == 0) | (self.ring_slots < 2) |
                ~bit(self.mask, self.start_port),
                 NextValue(self.status, STATUS_ERR_CONFIG), NextState("IDLE")
             ).Else(
@@ -196,6 +199,12 @@ class RecorderCore(LiteXModule):
         self.trigger = Signal()
         self.hw_start, self.hw_stop, self.hw_abort, self.hw_trigger = [Signal(name=f"hw_{n}")
             for n in ("start", "stop", "abort", "trigger")]
+        self.arm     = Signal()                   # Pulse: the next hw_start may start one run.
+        self.disarm  = Signal()                   # Pulse: forget an arm not yet used.
+        self.armed   = Signal()                   # An arm waits for its hw_start (flip-flop).
+        # NVMe ports whose queue engine serves the recorder (its ``source`` is the external user):
+        # a run on another port is refused (STATUS_ERR_ENGINE), its commands would never be taken.
+        self.served  = Signal(n_ports, reset=2**n_ports - 1)
         self.restart = Signal()                   # Pulse: a run begins.
         self.input_clear = Signal()               # Pulse: a run begins, the input was discarded
                                                   # before it: the record ports forget what they hold.
@@ -229,6 +238,9 @@ class RecorderCore(LiteXModule):
         # Status.
         self.busy        = Signal()
         self.running     = Signal()
+        self.recording   = Signal()               # running, direction record (flip-flop) ...
+        self.replaying   = Signal()               # ... direction replay (flip-flop).
+        self.refused     = Signal()               # The last start was refused (its status code says why).
         self.done        = Signal()
         self.status      = Signal(4)
         self.overflow    = Signal()
@@ -265,7 +277,7 @@ class RecorderCore(LiteXModule):
                 w.chunk_blocks.eq(self.chunk_blocks),
             ]
         self.comb += [
-            check.mask.eq(self.port_mask), check.first_lba.eq(self.first_lba),
+            check.mask.eq(self.port_mask), check.served.eq(self.served), check.first_lba.eq(self.first_lba),
             check.last_lba.eq(self.last_lba), check.start_lba.eq(self.start_lba),
             check.nsze.eq(self.nsze), check.start_port.eq(self.start_port),
             check.chunk_blocks.eq(self.chunk_blocks), check.chunk_words.eq(self.chunk_words),
@@ -299,7 +311,22 @@ class RecorderCore(LiteXModule):
         self.sync += [
             If(fsm.before_leaving("IDLE"), self.busy.eq(1)).Elif(fsm.before_entering("IDLE"), self.busy.eq(0)),
             If(fsm.before_entering("RUN"), running.eq(1)).Elif(fsm.before_entering("END"), running.eq(0)),
+            If(fsm.before_entering("RUN"),
+                self.recording.eq(~replay), self.replaying.eq(replay),
+            ).Elif(fsm.before_entering("END"),
+                self.recording.eq(0), self.replaying.eq(0),
+            ),
         ]
+        # Arm: one hardware start. Kept until a start is taken (the hardware's or the CPU's), the
+        # CPU disarms, or a run ends; a hw_start without it is ignored (a second start after an
+        # armed run must not start the recorder again with the old configuration).
+        hw_taken = Signal()
+        self.comb += hw_taken.eq(fsm.ongoing("IDLE") & self.hw_start & self.armed)
+        self.sync += If(self.arm,
+            self.armed.eq(1)
+        ).Elif(hw_taken | self.disarm | fsm.ongoing("END") | (fsm.ongoing("IDLE") & self.start),
+            self.armed.eq(0)
+        )
         self.comb += [
             self.running.eq(running),
             self.error.eq(striper.error),
@@ -307,6 +334,7 @@ class RecorderCore(LiteXModule):
         fsm.act("IDLE",
             If(self.start,
                 NextValue(self.done, 0),
+                NextValue(self.refused, 0),
                 NextValue(self.status, STATUS_NONE),
                 check.start.eq(1),
                 NextState("CHECK")
@@ -316,6 +344,7 @@ class RecorderCore(LiteXModule):
             If(~check.busy & ~check.start,
                 If(check.status != STATUS_NONE,
                     NextValue(self.status, check.status),
+                    NextValue(self.refused, 1),
                     NextState("END")
                 ).Else(
                     tracker.clear.eq(1),
@@ -545,7 +574,8 @@ class RecorderCore(LiteXModule):
             CSRField("check_last",   size=1, offset=17, description="With end_on_last=0: count input packets that end before their chunk."),
             CSRField("flush_after",  size=1, offset=18, description="NVMe Flush on every port after a recording."),
             CSRField("flush_surplus", size=1, offset=19, description="Discard (and count) input that arrives outside a recording."),
-            CSRField("arm",      size=1, offset=20, description="The hardware ``start`` input may start a run with this configuration."),
+            CSRField("arm",      size=1, offset=20, pulse=True, description="Arm: the next rising edge of the hardware ``start`` input starts one run with this configuration (cleared when a start is taken, by ``disarm`` or when a run ends; a hardware start while not armed is ignored)."),
+            CSRField("disarm",   size=1, offset=21, pulse=True, description="Forget an arm not yet used."),
         ])
         f = self._ctrl.fields
         self.comb += [
@@ -555,7 +585,8 @@ class RecorderCore(LiteXModule):
             self.flush_after.eq(f.flush_after), self.flush_surplus.eq(f.flush_surplus),
         ]
         self.comb += [
-            self.start.eq(f.start | (self.hw_start & f.arm)),
+            self.start.eq(f.start | (self.hw_start & self.armed)),
+            self.arm.eq(f.arm), self.disarm.eq(f.disarm),
             self.stop.eq(f.stop | self.hw_stop),
             self.abort.eq(f.abort | self.hw_abort),
             self.trigger.eq(f.trigger | self.hw_trigger),
@@ -595,6 +626,8 @@ class RecorderCore(LiteXModule):
             CSRField("overflow",  size=1, offset=3, description="Bytes were dropped."),
             CSRField("triggered", size=1, offset=4, description="Ring: the trigger came."),
             CSRField("running",   size=1, offset=5, description="Recording/replaying (the configuration was accepted)."),
+            CSRField("armed",     size=1, offset=6, description="Armed: the next hardware start starts a run."),
+            CSRField("refused",   size=1, offset=7, description="The last start was refused by the configuration check (``code`` says why)."),
             CSRField("code",      size=4, offset=8, description="Status code (REC_STATUS_*): how the last run ended or why it was refused."),
         ])
         self.comb += [
@@ -602,6 +635,7 @@ class RecorderCore(LiteXModule):
             self._status.fields.error.eq(self.error), self._status.fields.overflow.eq(self.overflow),
             self._status.fields.triggered.eq(self.triggered), self._status.fields.code.eq(self.status),
             self._status.fields.running.eq(self.running),
+            self._status.fields.armed.eq(self.armed), self._status.fields.refused.eq(self.refused),
         ]
         a, s = self.acct, self.striper
         for name, sig, desc in [

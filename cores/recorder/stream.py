@@ -352,17 +352,22 @@ def user_to_axis(source, axis):
 
 class ControlPort(LiteXModule):
     """The recorder's hardware control, in the user's clock domain: ``start``, ``stop``, ``abort``,
-    ``trigger`` (pulses in), ``busy``, ``running``, ``overflow``, ``error`` (levels out).
+    ``trigger`` (pulses in), ``busy``, ``running``, ``recording``, ``replaying``, ``armed``,
+    ``refused``, ``overflow``, ``error`` (levels out).
 
-    ``start`` starts a recording with the configuration the CPU left in the registers (armed);
-    ``running`` is high while the recording/replay runs (after the configuration check).
+    ``start`` starts one run with the configuration the CPU left in the registers when the CPU armed
+    the recorder (``rec_start ... arm=1``): ``armed`` is high until a start is taken, the run ends or
+    the CPU disarms; a ``start`` while not armed is ignored. ``running`` is high while a recording or
+    a replay runs (after the configuration check), ``recording``/``replaying`` say which;
+    ``refused``: the last start was refused by the configuration check (e.g. a port's queue engine
+    was not given to the recorder; the status code in the CSRs says why), until the next start.
     The ``sys_*`` signals are the same in the sys domain (the core's side): a pulse in is one event
     per rising edge, however long it is held (a sys pulse of one cycle); from another clock domain
     two rising edges must be at least two sys clock periods apart (a toggle crosses: two within one
     sys period are lost together). The ``sys_*`` levels must be flip-flop outputs (they cross
     through a MultiReg)."""
     PULSES = ("start", "stop", "abort", "trigger")
-    LEVELS = ("busy", "running", "overflow", "error")
+    LEVELS = ("busy", "running", "recording", "replaying", "armed", "refused", "overflow", "error")
     def __init__(self, clock_domain="sys"):
         for name in self.PULSES + self.LEVELS:
             setattr(self, name, Signal(name=name))

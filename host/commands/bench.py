@@ -9,7 +9,7 @@
     literec bench sizes --serial /dev/ttyUSB1 --qd 256 -o out/
     literec bench chart -o out/                     # re-render every PNG from out/*.csv
 
-The simulation (``--sim``) is built with targets/sim.py's SimBuild (cached under build/bench/) and
+The simulation (``--sim``) is built with targets/sim.py's SimBuild (one directory per configuration under build/sim/, shared with targets/sim.py and the tests) and
 driven through its pipes; a board (``--serial DEV``, ``--url socket://host:port``) through its
 UART. Both use the same console driver (literecorder.host.console).
 """
@@ -105,7 +105,7 @@ def add_arguments(p):
         help="Output directory: <kind>.csv, <kind>_summary.csv, <kind>.png, <kind>_console.log.")
     t = p.add_argument_group("transport (one of)")
     t.add_argument("--sim", action="store_true",
-        help="Run on the full-system simulation (built once per configuration under build/bench/).")
+        help="Run on the full-system simulation (built once per configuration under build/sim/, shared with targets/sim.py).")
     t.add_argument("--serial", metavar="DEV", help="A board's BIOS console on a serial device, e.g. /dev/ttyUSB1.")
     t.add_argument("--url", metavar="URL", help="A console through a pyserial URL, e.g. socket://host:port.")
     t.add_argument("--baud", type=_int_range(50, 12000000, "baud rate"), default=115200,
@@ -119,7 +119,7 @@ def add_arguments(p):
     s.add_argument("--dram", default="sim", choices=["sim", "kc705", "kcu105", "zcu106"],
         help="DRAM model: sim (default) or a board's.")
     s.add_argument("--build-dir", default=None, metavar="DIR",
-        help="Simulation build directory (default: build/bench/sim-<N>ssd-<dram>; scaling: "
+        help="Simulation build directory (default: the configuration's own under build/sim/; scaling: "
              "DIR/ssds-N).")
     s.add_argument("--boot-timeout", type=_positive_number("seconds"), default=300,
         help="Wall-clock seconds to reach the BIOS prompt (default: %(default)s).")
@@ -283,10 +283,8 @@ class BenchError(Exception):
 
 def _sim_session(args, n_ssds, name):
     from literecorder.targets.sim import SimBuild, SimSession, SimError, ssd_devices
-    out = args.build_dir
-    if out is None:
-        out = os.path.join(ROOT, "build", "bench", f"sim-{n_ssds}ssd-{args.dram}")
-    elif args.kind == "scaling":
+    out = args.build_dir            # None: the configuration's own directory (SimBuild's default)
+    if out is not None and args.kind == "scaling":
         out = os.path.join(out, f"ssds-{n_ssds}")
     try:
         build = SimBuild(output_dir=out, n_ssds=n_ssds, dram=args.dram)
@@ -294,12 +292,7 @@ def _sim_session(args, n_ssds, name):
     except ValueError as e:
         raise BenchError(str(e))
     try:
-        # Two benchmarks (or a test session) building the same directory at once: one builds, the
-        # other waits and finds it up to date.
-        os.makedirs(os.path.dirname(build.output_dir), exist_ok=True)
-        with open(build.output_dir + ".lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            build.build()
+        build.build()              # (locked: another process building it is waited for)
         return SimSession(build, name=f"{name}-{os.getpid()}", devices=devices,
             boot_timeout=args.boot_timeout, fresh=True)
     except SimError as e:

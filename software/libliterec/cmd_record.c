@@ -105,6 +105,7 @@ const char *rec_status_str(int s)
 	case REC_STATUS_ERR_CONFIG: return "invalid configuration";
 	case REC_STATUS_ERR_DEVICE: return "device error";
 	case REC_STATUS_ERR_TIMEOUT:return "command timeout";
+	case REC_STATUS_ERR_ENGINE: return "queue engine not given to the recorder";
 	}
 	return "unknown";
 }
@@ -527,7 +528,6 @@ static uint32_t ctrl_config(struct rec_job *j)
 	c |= end_on_last << CSR_RECORDER_CTRL_END_ON_LAST_OFFSET;
 	c |= (j->packet_bytes ? 1 : 0) << CSR_RECORDER_CTRL_CHECK_LAST_OFFSET;
 	c |= (j->flush_after ? 1 : 0) << CSR_RECORDER_CTRL_FLUSH_AFTER_OFFSET;
-	c |= (j->arm ? 1 : 0) << CSR_RECORDER_CTRL_ARM_OFFSET;
 	/* Input outside the recording: the test source's surplus is always discarded (counted), the
 	 * user's waits unless surplus=flush. */
 	if (j->surplus == REC_SURPLUS_FLUSH || (j->surplus == REC_SURPLUS_AUTO && !j->replay && j->input == REC_INPUT_PATTERN))
@@ -605,6 +605,8 @@ int rec_job_start(struct rec_job *j)
 #endif
 	recorder_ctrl_write(c);
 	if (j->arm) {
+		/* One hardware start: the recorder forgets the arm when the start is taken or the run ends. */
+		recorder_ctrl_write(c | (1 << CSR_RECORDER_CTRL_ARM_OFFSET));
 		printf("rec_start: armed, waiting for the hardware start input\n");
 		return 0;
 	}
@@ -797,6 +799,8 @@ int rec_job_wait(struct rec_job *j, struct rec_result *r, uint64_t timeout_us, u
 {
 	uint64_t t0 = literec_cycles(), tl = t0, limit = literec_us_to_cycles(timeout_us);
 	uint64_t iv = literec_us_to_cycles(interval_us);
+	/* Without a timeout (rec_wait): nothing moving for REC_WAIT_IDLE_MS ends the wait (the job goes on). */
+	uint64_t idle_limit = literec_us_to_cycles((uint64_t)REC_WAIT_IDLE_MS*1000), t_moved = t0, moved = ~0ULL;
 	int live = 0;
 #ifdef CSR_RECSTREAM_BASE
 	int closed = 0;
@@ -805,7 +809,8 @@ int rec_job_wait(struct rec_job *j, struct rec_result *r, uint64_t timeout_us, u
 		uint32_t st = recorder_status_read();
 		if (!STATUS_BIT(st, BUSY) && !j->arm)
 			break;
-		if (j->arm && STATUS_BIT(st, DONE) && !STATUS_BIT(st, BUSY))
+		/* Armed: the end once the arm was used (or forgotten) and no run is left. */
+		if (j->arm && !STATUS_BIT(st, ARMED) && !STATUS_BIT(st, BUSY))
 			break;
 #ifdef CSR_RECSTREAM_BASE
 		/* A test source that ended without its `last` reaching the recorder (lost beats, or a
@@ -820,10 +825,23 @@ int rec_job_wait(struct rec_job *j, struct rec_result *r, uint64_t timeout_us, u
 		}
 #endif
 		if (iv && literec_cycles() - tl >= iv) {
+			uint64_t m;
 			rec_job_poll(j, r);
 			print_live(j, r);
 			live = 1;
 			tl = literec_cycles();
+			m = r->bytes_in + r->chunks + r->bytes + r->surplus + (uint64_t)r->busy;
+			if (m != moved) {
+				moved = m;
+				t_moved = tl;
+			} else if (!limit && tl - t_moved >= idle_limit) {
+				printf("\nrec_wait: nothing moved for %d ms of modeled time (%s): the job goes on; rec_wait "
+					"again, rec_stop or rec_abort\n", REC_WAIT_IDLE_MS,
+					STATUS_BIT(st, ARMED) ? "armed, no hardware start" : r->busy ? "no input, no command completed" :
+					"idle");
+				live = 0;
+				break;
+			}
 		} else if (cat_on && catalog_rec_due())
 			rec_job_poll(j, r);        /* a catalog checkpoint */
 		if (limit && literec_cycles() - t0 >= limit)
@@ -1330,6 +1348,11 @@ static void pulse(int offset, const char *what)
 	if (need_job())
 		return;
 	if (!STATUS_BIT(st, BUSY)) {
+		if (offset == CSR_RECORDER_CTRL_ABORT_OFFSET && STATUS_BIT(st, ARMED)) {
+			recorder_ctrl_write(ctrl_config(&cur_job) | (1 << CSR_RECORDER_CTRL_DISARM_OFFSET));
+			printf("%s: disarmed (the hardware start input no longer starts a run)\n", what);
+			return;
+		}
 		printf("%s: the recorder is not running (nothing to do)\n", what);
 		return;
 	}
@@ -1370,7 +1393,8 @@ define_command(rec_trigger, rec_trigger_handler, "Ring recording: the event (the
 
 static void print_status(struct rec_job *j, struct rec_result *r)
 {
-	const char *state = r->busy ? "running" : j->arm && !r->done ? "armed" : r->done ? "done" : "idle";
+	const char *state = r->busy ? "running" : STATUS_BIT(recorder_status_read(), ARMED) ? "armed" :
+		r->done ? "done" : "idle";
 	uint64_t bytes = j->replay ? r->bytes : r->bytes_committed;
 	int temp = rec_temperature(j->mask);
 	printf("recorder: %s %s, %s", mode_str(j), state, r->busy ? "in progress" : rec_status_str(r->status));
