@@ -685,6 +685,124 @@ def test_sigmf_annotations_at_the_end_stay_in_the_file(tmp_path, capsys):
     assert (a["core:sample_start"], a["core:sample_count"], a["core:label"]) == (n // 2 - 1, 1, "trigger")
     assert a["core:comment"] == f"ring trigger at data offset {n}, after this sample, the last one (the end of the recording)"
 
+def _sigmf_read(path):
+    """The SigMF recording at ``path`` (.sigmf-meta), loaded and validated by the sigmf package
+    with its warnings as errors (an undeclared extension namespace is one)."""
+    import warnings
+    from sigmf import sigmffile
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = sigmffile.fromfile(str(path))
+        m.validate()
+    return m
+
+LITEREC_EXTENSION = [{"name": "literec", "version": "1.0.0", "optional": True}]
+
+def test_sigmf_skip_starts_a_capture_segment_after_each_gap(tmp_path, capsys):
+    # 2 MHz, 2-byte samples: a sample every 0.5 us. Drops of 4096 and 8192 bytes (2048 and 4096
+    # samples) before data offsets 64 KiB and 200 KiB; 640 more dropped bytes without a place.
+    img = Image(tmp_path, 1)
+    n = 256 * 1024
+    e = recording(1, 0, [0], 2048, n, seed=5, datatype="ri16_le", sample_rate_mhz=2_000_000_000,
+        frequency_mhz=2_400_000_000_000, start_unix_us=1_700_000_000_123_456,
+        drops=[cat.Drop(64 * 1024, 4096), cat.Drop(200 * 1024, 8192)], drops_total=2, bytes_dropped=4096 + 8192 + 640)
+    img.put_entry(e)
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "s", "--sigmf", "--gaps", "skip")
+    assert rc == 0, err
+    m = _sigmf_read(tmp_path / "s.sigmf-meta")
+    assert m.get_captures() == [
+        {"core:sample_start": 0, "core:global_index": 0, "core:datetime": "2023-11-14T22:13:20.123456Z",
+         "core:frequency": 2.4e9},
+        {"core:sample_start": 32768, "core:global_index": 34816, "core:datetime": "2023-11-14T22:13:20.140864Z",
+         "core:frequency": 2.4e9},
+        {"core:sample_start": 102400, "core:global_index": 108544, "core:datetime": "2023-11-14T22:13:20.177728Z",
+         "core:frequency": 2.4e9},
+    ]
+    assert [(a["core:sample_start"], a["core:sample_count"], a["core:label"]) for a in m.get_annotations()] == \
+        [(32768, 1, "drop"), (102400, 1, "drop")]
+    g = m._metadata["global"]
+    assert (g["core:extensions"], g["literec:gaps"], g["literec:dropped_bytes"], g["literec:drop_events"],
+        g["literec:drop_events_logged"], g["literec:unplaced_dropped_bytes"]) == \
+        (LITEREC_EXTENSION, "skip", 12928, 2, 2, 640)
+    assert "literec:time_unknown_from" not in g
+    assert len(m.read_samples()) == n // 2
+    # Zero-filled, the file is one run of the input stream: one segment.
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "z", "--sigmf")
+    assert rc == 0, err
+    assert _sigmf_read(tmp_path / "z.sigmf-meta").get_captures() == [{"core:sample_start": 0,
+        "core:global_index": 0, "core:datetime": "2023-11-14T22:13:20.123456Z", "core:frequency": 2.4e9}]
+
+def _overflowed_log(tmp_path):
+    # 478 drop events, the log holds the first 207: 512 bytes before every 16 KiB of data up to
+    # data offset 207 x 16 KiB; the other 271 x 512 bytes were dropped somewhere after the last
+    # logged one. 1 MHz, 2-byte samples: one sample per microsecond.
+    img = Image(tmp_path, 1)
+    e = recording(1, 0, [0], 2048, 4 * MiB, datatype="ri16_le", sample_rate_mhz=1_000_000_000,
+        start_unix_us=1_700_000_000_000_000, drops=[cat.Drop(16384 * (j + 1), 512) for j in range(207)],
+        drops_total=478, bytes_dropped=478 * 512)
+    img.put_entry(e)
+    return img
+
+def test_sigmf_marks_where_the_time_becomes_unknown_skip(tmp_path, capsys):
+    img = _overflowed_log(tmp_path)
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "s", "--sigmf", "--gaps", "skip")
+    assert rc == 0, err
+    m = _sigmf_read(tmp_path / "s.sigmf-meta")
+    caps = m.get_captures()
+    # A segment at the start and after each of the 207 gaps: gap j (0-based) follows 16 KiB x (j + 1)
+    # of data (8192 x (j + 1) samples), with 256 x (j + 1) samples dropped before it.
+    assert len(caps) == 208
+    assert caps[0] == {"core:sample_start": 0, "core:global_index": 0, "core:datetime": "2023-11-14T22:13:20.000000Z"}
+    assert caps[1] == {"core:sample_start": 8192, "core:global_index": 8448,
+        "core:datetime": "2023-11-14T22:13:20.008448Z"}
+    assert caps[206] == {"core:sample_start": 206 * 8192, "core:global_index": 206 * 8448,
+        "core:datetime": "2023-11-14T22:13:21.740288Z"}
+    for j, c in enumerate(caps[1:207], start=1):
+        assert (c["core:sample_start"], c["core:global_index"]) == (8192 * j, 8448 * j), j
+    # After the last logged drop the place is unknown: the smallest global index, no time.
+    assert caps[207] == {"core:sample_start": 207 * 8192, "core:global_index": 207 * 8448, "literec:time_unknown": True}
+    g = m._metadata["global"]
+    assert (g["literec:time_unknown_from"], g["literec:unplaced_dropped_bytes"], g["literec:drop_events"],
+        g["literec:drop_events_logged"], g["literec:dropped_bytes"]) == (207 * 8192, 271 * 512, 478, 207, 478 * 512)
+    anns = m.get_annotations()
+    assert len(anns) == 208 and [a["core:label"] for a in anns].count("drop") == 207
+    (u,) = [a for a in anns if a["core:label"] == "time unknown"]
+    assert (u["core:sample_start"], u["core:sample_count"]) == (207 * 8192, 2 * MiB - 207 * 8192)
+    assert u["core:comment"] == ("the drop log overflowed (478 drop events, 207 logged): 138752 dropped bytes "
+        "are not in it and were dropped somewhere from here on; the place in the input stream, and so the "
+        "time, of the samples from here to the end is unknown (the core:global_index of the capture segment "
+        "here is the smallest it can be)")
+
+def test_sigmf_marks_where_the_time_becomes_unknown_zero(tmp_path, capsys):
+    img = _overflowed_log(tmp_path)
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "z", "--sigmf")
+    assert rc == 0, err
+    m = _sigmf_read(tmp_path / "z.sigmf-meta")
+    # Zero-filled gaps keep the file one run of the input stream up to the data after the last
+    # logged drop: 207 x (8192 + 256) samples in.
+    unknown = 207 * 8448
+    assert m.get_captures() == [
+        {"core:sample_start": 0, "core:global_index": 0, "core:datetime": "2023-11-14T22:13:20.000000Z"},
+        {"core:sample_start": unknown, "core:global_index": unknown, "literec:time_unknown": True},
+    ]
+    assert m.get_global_field("literec:time_unknown_from") == unknown
+    assert m.get_global_field("literec:unplaced_dropped_bytes") == 138752
+    (u,) = [a for a in m.get_annotations() if a["core:label"] == "time unknown"]
+    assert (u["core:sample_start"], u["core:sample_count"]) == (unknown, (4 * MiB + 207 * 512) // 2 - unknown)
+    assert len(m.read_samples()) == (4 * MiB + 207 * 512) // 2
+
+def test_sigmf_skip_refuses_samples_out_of_frame(tmp_path, capsys):
+    # A 3-byte drop before data offset 1001 of 2-byte samples: kept out, the data after it would
+    # start in the middle of a sample of the file.
+    (tmp_path / "d").mkdir()
+    img, e = _one(tmp_path / "d", n=4096, datatype="ri16_le", drops=[cat.Drop(1001, 3)], drops_total=1, bytes_dropped=3)
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "s", "--sigmf", "--gaps", "skip")
+    assert rc == 2, err
+    assert err.splitlines()[-1] == ("literec extract: error: recording 1: with --gaps skip the drop before output "
+        "offset 1001 leaves the samples after it out of frame (1001 is not a multiple of the 2-byte ri16_le "
+        "sample): extract it with --gaps zero (the dropped bytes zero-filled keep every sample in frame)")
+    assert sorted(os.listdir(tmp_path)) == ["d"]
+
 # literec bench: options a board run would ignore ------------------------------------------------------
 
 @pytest.mark.parametrize("transport", [["--serial", "/dev/null"], ["--url", "socket://localhost:1"]])

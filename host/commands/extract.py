@@ -187,6 +187,10 @@ def run(args):
             print(f"literec extract: error: recording {e.id}: its metadata is not valid SigMF ({err}): "
                 "extract it without --sigmf", file=sys.stderr)
             return EXIT_USAGE
+        except rd.SigMFOutOfFrame as err:
+            print(f"literec extract: error: recording {e.id}: with --gaps skip {err}: extract it with "
+                "--gaps zero (the dropped bytes zero-filled keep every sample in frame)", file=sys.stderr)
+            return EXIT_USAGE
         for n in notes:
             print(f"note: {n}", file=sys.stderr)
     if e.state == cat.STATE_RECORDING:
