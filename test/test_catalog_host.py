@@ -128,14 +128,17 @@ def test_extract_destripes_exact_length(tmp_path, capsys, ndrives, order):
 
 def test_list_table_and_info(tmp_path, capsys):
     img = Image(tmp_path, 2)
-    img.put_entry(recording(1, 0, [0, 1], 2048, 4 * MiB, name="a", datatype="ci16_le", sample_rate_mhz=10**9))
+    img.put_entry(recording(1, 0, [0, 1], 2048, 4 * MiB, name="a", datatype="ci16_le", sample_rate_mhz=10**11,
+        frequency_mhz=2_412_500_000_000))
     img.put_entry(recording(2, 1, [1], 2048 + 4096, MiB, name="b"))
     rc, out, err = run(capsys, "list", *img.paths)
     assert rc == 0, err
     lines = out.splitlines()
-    assert lines[1].split()[:3] == ["ID", "NAME", "STATE"]
-    assert lines[2].split()[:4] == ["1", "a", "complete", "fixed"] and "ci16_le @ 1e+06 Hz" in lines[2]
-    assert lines[3].split()[:4] == ["2", "b", "complete", "fixed"]
+    assert lines[1:] == [
+        "ID  NAME  STATE     MODE   LENGTH   BYTES    DROPPED  DRIVES  START         DURATION    FORMAT             FREQUENCY",
+        "1   a     complete  fixed  4.0 MiB  4194304  0        0+1     t+0.000010 s  0.001000 s  ci16_le @ 100 MHz  2.4125 GHz",
+        "2   b     complete  fixed  1.0 MiB  1048576  0        1       t+0.000010 s  0.001000 s  bytes              -",
+    ]
     rc, out, err = run(capsys, "info", img.paths[1])
     assert rc == 0, err
     assert "drive 1 of 2" in out and "serial SYN0001" in out
@@ -143,6 +146,15 @@ def test_list_table_and_info(tmp_path, capsys):
     # Drive 1 holds half of recording 1 (2048 + 4096 LBAs... 2048..6143) and recording 2 after it.
     assert (r["position"], r["recordings"], r["next_lba"]) == ("1", "2", str(2048 + 4096 + 2048))
     assert int(r["free_bytes"]) == ((1 << 17) - (2048 + 4096 + 2048)) * 512
+
+@pytest.mark.parametrize("millihertz, text", [
+    (0, "-"), (1, "0.001 Hz"), (1500, "1.5 Hz"), (999_999, "999.999 Hz"), (10**6, "1 kHz"),
+    (10**11, "100 MHz"), (30_720_000_000, "30.72 MHz"), (2_400_000_000_000, "2.4 GHz"),
+    (123_456_789_012_345, "123.456789012345 GHz"),
+])
+def test_rates_and_frequencies_print_exactly_and_readably(millihertz, text):
+    from literecorder.host.common import hertz
+    assert hertz(millihertz) == text
 
 def test_newest_copy_wins_and_deleted_is_hidden(tmp_path, capsys):
     img = Image(tmp_path, 1)
