@@ -134,6 +134,7 @@ def test_list_table_and_info(tmp_path, capsys):
     rc, out, err = run(capsys, "list", *img.paths)
     assert rc == 0, err
     lines = out.splitlines()
+    assert lines[0].startswith("set 5353535353535353: 2 drive(s), ")
     assert lines[1:] == [
         "ID  NAME  STATE     MODE   LENGTH   BYTES    DROPPED  DRIVES  START         DURATION    FORMAT             FREQUENCY",
         "1   a     complete  fixed  4.0 MiB  4194304  0        0+1     t+0.000010 s  0.001000 s  ci16_le @ 100 MHz  2.4125 GHz",
@@ -142,7 +143,10 @@ def test_list_table_and_info(tmp_path, capsys):
     rc, out, err = run(capsys, "info", img.paths[1])
     assert rc == 0, err
     assert "drive 1 of 2" in out and "serial SYN0001" in out
+    # The set id as the BIOS prints it: its first 8 bytes, 16 hex digits (the list's first line too).
+    assert out.splitlines()[2] == "  set           : 5353535353535353 (drive 1 of 2)"
     r = dict(kv.split("=", 1) for kv in out.splitlines()[-1].split()[1:])
+    assert r["set"] == "5353535353535353"
     # Drive 1 holds half of recording 1 (2048 + 4096 LBAs... 2048..6143) and recording 2 after it.
     assert (r["position"], r["recordings"], r["next_lba"]) == ("1", "2", str(2048 + 4096 + 2048))
     assert int(r["free_bytes"]) == ((1 << 17) - (2048 + 4096 + 2048)) * 512

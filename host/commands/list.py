@@ -39,12 +39,12 @@ def run(args):
     dset = common.open_set(args, partial=args.partial)
     recs = dset.recordings(deleted=args.deleted)
     if args.json:
-        print(json.dumps({"set_id": dset.header.set_hex, "drives": dset.size,
+        print(json.dumps({"set": dset.header.set_name, "set_id": dset.header.set_hex, "drives": dset.size,
             "present": dset.present, "recordings": [entry_dict(dset, e) for e in recs],
             "warnings": dset.warnings, "errors": dset.errors}, indent=1))
     else:
         h = dset.header
-        print(f"set {h.set_hex[:16]}: {dset.size} drive(s), " + ", ".join(
+        print(f"set {h.set_name}: {dset.size} drive(s), " + ", ".join(
             f"{dset.drive(p).path if dset.drive(p) else '(missing)'} = {dset.member_name(p)}"
             for p in range(dset.size)))
         rows = [("ID", "NAME", "STATE", "MODE", "LENGTH", "BYTES", "DROPPED", "DRIVES", "START", "DURATION", "FORMAT",
