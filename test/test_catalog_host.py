@@ -289,8 +289,9 @@ def test_drops_zero_filled_or_skipped_and_in_sigmf(tmp_path, capsys):
     img.put_stream(e, kept)
     rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "z", "--sigmf")
     assert rc == 0, err
-    assert "gap: 4096 bytes dropped before data offset 65536, zero-filled at output offset 65536" in err
-    assert "gap: 8192 bytes dropped before data offset 204800, zero-filled at output offset 208896" in err
+    assert err.splitlines()[:3] == ["gaps: 2, 12288 bytes dropped by the recorder, zero-filled at their place:",
+        "  4096 bytes before data offset 65536, at output offset 65536",
+        "  8192 bytes before data offset 204800, at output offset 208896"]
     assert "640 dropped bytes of the input are not in the drop log" in err
     z = (tmp_path / "z.sigmf-data").read_bytes()
     assert z == kept[:65536] + bytes(4096) + kept[65536:204800] + bytes(8192) + kept[204800:]
@@ -788,6 +789,30 @@ def test_sigmf_marks_where_the_time_becomes_unknown_skip(tmp_path, capsys):
         "are not in it and were dropped somewhere from here on; the place in the input stream, and so the "
         "time, of the samples from here to the end is unknown (the core:global_index of the capture segment "
         "here is the smallest it can be)")
+
+def test_extract_summarizes_many_gaps(tmp_path, capsys):
+    # 207 logged drops: a count, the total, the first three and how many more; not a line each.
+    img = _overflowed_log(tmp_path)
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "s", "--gaps", "skip")
+    assert rc == 0, err
+    assert err.splitlines() == [
+        "gaps: 207, 105984 bytes dropped by the recorder, kept out of the file; the first 3:",
+        "  512 bytes before data offset 16384, at output offset 16384",
+        "  512 bytes before data offset 32768, at output offset 32768",
+        "  512 bytes before data offset 49152, at output offset 49152",
+        "  ... 204 more",
+        "note: 138752 dropped bytes of the input are not in the drop log (positions unknown)",
+        f"recording 1: 4194304 bytes (4194304 recorded, 207 gap(s)) -> {tmp_path / 's'}",
+    ]
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "z")
+    assert rc == 0, err
+    assert err.splitlines()[:5] == [
+        "gaps: 207, 105984 bytes dropped by the recorder, zero-filled at their place; the first 3:",
+        "  512 bytes before data offset 16384, at output offset 16384",
+        "  512 bytes before data offset 32768, at output offset 33280",
+        "  512 bytes before data offset 49152, at output offset 50176",
+        "  ... 204 more",
+    ]
 
 def test_sigmf_marks_where_the_time_becomes_unknown_zero(tmp_path, capsys):
     img = _overflowed_log(tmp_path)
