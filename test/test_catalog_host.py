@@ -623,7 +623,7 @@ def test_sigmf_metadata_is_validated_before_anything_is_written(tmp_path, capsys
 
 # SigMF time and annotations ------------------------------------------------------------------------
 
-def _ring_with_drops(tmp_path, rate_mhz, drops_total=None):
+def _ring_with_drops(tmp_path, rate_millihz, drops_total=None):
     # A ring wrapped twice; drops before its oldest byte (their bytes moved the input on) and one at
     # the oldest byte itself. The file's sample 0 is input-stream byte oldest + the drops before it.
     img = Image(tmp_path, 2)
@@ -632,7 +632,7 @@ def _ring_with_drops(tmp_path, rate_mhz, drops_total=None):
     oldest = total - ring
     drops = [cat.Drop(100 * 1024, 200_000), cat.Drop(ring + 3 * chunk, 4096), cat.Drop(oldest, 1000)]
     e = recording(1, 0, [0, 1], 2048, ring, chunk=chunk, seed=3, mode=cat.MODE_RING, datatype="ri16_le",
-        sample_rate_mhz=rate_mhz, start_unix_us=1_700_000_000_000_000, drops=drops,
+        sample_rate_mhz=rate_millihz, start_unix_us=1_700_000_000_000_000, drops=drops,
         drops_total=len(drops) if drops_total is None else drops_total, bytes_dropped=205_096)
     e.ring_bytes, e.bytes_recorded, e.oldest = ring, total, oldest
     img.put_entry(e)
