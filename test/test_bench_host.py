@@ -179,6 +179,17 @@ class LiveLineTransport:
         pass
 
 @pytest.mark.unit
+@pytest.mark.parametrize("kind", ["peak", "scaling"])
+def test_bench_to_a_missing_port_fails_clearly_and_leaves_no_log(tmp_path, capsys, kind):
+    port = str(tmp_path / "ttyMISSING")
+    out = tmp_path / "out"
+    rc = literec(["bench", kind, "--serial", port, "--no-progress", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 3
+    assert err.splitlines() == [f"literec bench {kind}: error: cannot open {port}: No such file or directory"]
+    assert os.listdir(out) == []
+
+@pytest.mark.unit
 def test_console_idle_timeout_lets_a_live_line_run_and_stops_a_silent_command():
     # 8 progress updates 0.25 s apart (2.25 s in all): longer than the 1 s timeout.
     c = con.Console(LiveLineTransport(every=0.25, lines=8))

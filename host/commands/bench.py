@@ -376,7 +376,7 @@ def _scaling(args, progress, out_dir):
             points += p; errs += e; rows += [_scaling_config(info, n)]*len(p)
         return points, rows, errs, logs
     session = con.SerialSession(args.serial or args.url, args.baud,
-        log=open(os.path.join(out_dir, "scaling_console.log"), "wb", buffering=0))
+        log=os.path.join(out_dir, "scaling_console.log"))
     try:
         info = _rec_info(session, args.timeout)
         n = int(info["ssd_ports"])
@@ -462,8 +462,7 @@ def run(args):
                 session = _sim_session(args, args.ssds, f"bench-{kind}")
                 transport, ssds, dram = "sim", args.ssds, args.dram
             else:
-                session = con.SerialSession(args.serial or args.url, args.baud,
-                    log=open(log_path, "wb", buffering=0))
+                session = con.SerialSession(args.serial or args.url, args.baud, log=log_path)
                 transport, dram = args.serial or args.url, "board"
             try:
                 if not args.sim:
