@@ -320,6 +320,21 @@ def _init(session, ports, progress, timeout):
         if not r or r[-1].get("ok") != "1":
             raise BenchError(f"nvme_init {port} failed:\n{out.strip()}")
 
+def _link(session, port, timeout):
+    """The link of ``port`` as configuration columns (``pcie_link``): {link: gen3x4, link_mps: 256,
+    link_limit_mibps: the payload limit of a direction}; {} when the BIOS does not say (a link
+    down, a device not enumerated, a BIOS without the command)."""
+    out = session.cmd(f"pcie_link {port}", timeout)
+    r = [d for d in con.parse_results(out) if d.get("name") == "pcie_link"]
+    try:
+        gen, width, mps = (int(r[-1][k]) for k in ("gen", "width", "mps"))
+    except (IndexError, KeyError, ValueError):
+        return {}
+    limit = benchdata.link_limit_mibps(gen, width, mps)
+    if limit is None:
+        return {}
+    return dict(link=f"gen{gen}x{width}", link_mps=str(mps), link_limit_mibps=f"{limit:.3f}")
+
 # Runs ---------------------------------------------------------------------------------------------
 
 def _config(args, transport, ssds, dram):
@@ -468,13 +483,14 @@ def run(args):
                 if not args.sim:
                     ssds = _board_ports(session, args.timeout)
                 _init(session, [args.port], progress, args.timeout)
+                link = _link(session, args.port, args.timeout) if kind == "peak" else {}
                 points, others, errs, out = _run_kind(session, args, progress)
             finally:
                 if args.sim:
                     shutil.copyfile(_close_sim(session, args), log_path)
                 else:
                     session.close()
-            config = _config(args, transport, ssds, dram)
+            config = dict(_config(args, transport, ssds, dram), **link)
     except (BenchError, con.ConsoleError) as e:
         progress.done()
         print(f"literec bench {kind}: error: {e}", file=sys.stderr)
