@@ -135,6 +135,8 @@ def test_list_table_and_info(tmp_path, capsys):
     assert rc == 0, err
     lines = out.splitlines()
     assert lines[0].startswith("set 5353535353535353: 2 drive(s), ")
+    j = listing(capsys, *img.paths)
+    assert (j["set"], j["set_id"]) == ("53" * 8, "53" * 16)         # the BIOS's 16 digits, and the whole id
     assert lines[1:] == [
         "ID  NAME  STATE     MODE   LENGTH   BYTES    DROPPED  DRIVES  START         DURATION    FORMAT             FREQUENCY",
         "1   a     complete  fixed  4.0 MiB  4194304  0        0+1     t+0.000010 s  0.001000 s  ci16_le @ 100 MHz  2.4125 GHz",
@@ -649,6 +651,9 @@ def test_sigmf_time_of_a_ring_counts_the_bytes_dropped_before_its_oldest(tmp_pat
         us = (oldest + before) // 2                               # one sample per microsecond
         assert m.get_capture_info(0)["core:datetime"] == \
             f"2023-11-14T22:13:{20 + us // 10**6:02d}.{us % 10**6:06d}Z", (gaps, m.get_capture_info(0))
+        # One segment (no gap inside the valid data), its global index counting the older laps and drops.
+        assert m.get_captures() == [{"core:sample_start": 0, "core:global_index": us,
+            "core:datetime": f"2023-11-14T22:13:{20 + us // 10**6:02d}.{us % 10**6:06d}Z"}]
 
 def test_sigmf_time_is_left_out_when_it_is_not_known(tmp_path, capsys):
     import sigmf
@@ -668,6 +673,13 @@ def test_sigmf_time_is_left_out_when_it_is_not_known(tmp_path, capsys):
     assert rc == 0, err
     assert "core:datetime" not in json.loads((tmp_path / "b" / "r.sigmf-meta").read_text())["captures"][0]
     assert "note: no core:datetime: the drop log overflowed (4 drops, 3 logged)" in err, err
+    # The whole file is after the last logged drop: unknown from sample 0, the smallest global index.
+    m = _sigmf_read(tmp_path / "b" / "r.sigmf-meta")
+    assert m.get_captures() == [{"core:sample_start": 0, "core:global_index": (oldest + 205096) // 2,
+        "literec:time_unknown": True}]
+    assert m.get_global_field("literec:time_unknown_from") == 0
+    assert [(a["core:sample_start"], a["core:sample_count"], a["core:label"]) for a in m.get_annotations()] == \
+        [(0, 1, "drop"), (0, (8 * 64 * 1024) // 2, "time unknown")]
     # A recording from its first byte has the start time, with or without a sample rate.
     (tmp_path / "c").mkdir()
     img, e = _one(tmp_path / "c", datatype="ri16_le", start_unix_us=1_700_000_000_000_000)
