@@ -27,6 +27,19 @@ KINDS = {
 # Configuration columns appended to every row (after the RESULT keys).
 CONFIG_KEYS = ["transport", "profile", "ssds", "dram", "date", "git_rev"]
 
+# Payload rate of one PCIe lane in kB/s, by generation (the BIOS's `link_limit_kbps`, cmd_bench.c).
+LANE_KBPS = {1: 250000, 2: 500000, 3: 984615, 4: 1969231}
+
+def link_limit_mibps(gen, width, mps, overhead=20):
+    """Payload limit of one direction of a Gen ``gen`` x ``width`` link in MiB/s, as the BIOS
+    computes it for ``nvme_bench`` (``link_limit_mbps``): lanes x lane rate x MPS / (MPS +
+    ``overhead``), 20 bytes per 3-dword TLP (the completions that carry an NVMe Write's data, the
+    SSD's writes below 4 GiB that carry a Read's), before the DLLP/SKP share. None for an unknown
+    generation."""
+    if gen not in LANE_KBPS or width < 1 or mps < 1:
+        return None
+    return LANE_KBPS[gen]*width*mps//(mps + overhead)*1000/(1 << 20)
+
 def kind_of(rows):
     """The benchmark kind of CSV rows (from their ``name`` column); None if unknown."""
     names = {r.get("name") for r in rows}

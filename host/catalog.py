@@ -113,7 +113,14 @@ class DriveHeader:
 
     @property
     def set_hex(self):
+        """The whole 16-byte set id in hex (32 digits)."""
         return self.set_id.hex()
+
+    @property
+    def set_name(self):
+        """The set id as the BIOS prints it (``rec_format``, ``rec_list``): its first 8 bytes in hex
+        (16 digits)."""
+        return self.set_id[:8].hex()
 
     @property
     def data_start_lba(self):

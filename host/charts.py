@@ -12,7 +12,9 @@
     scaling  recording MB/s vs number of SSDs, with the ideal linear line
 
 ``render(kind, rows, png)`` returns the matplotlib Figure (tests read the plotted data from it).
-Every line carries a label: ``write``, ``read``, ``temperature``, ``iops``, ``measured``, ``ideal``.
+Every line carries a label: ``write``, ``read``, ``temperature``, ``iops``, ``measured``, ``ideal``
+(the peak chart's say what measured them: ``write, simulated SSD (seed-ssd1 profile)``, ``read,
+seed 000 SSD 1 (hardware measurement)``, ``PCIe link limit, ...``).
 """
 
 import matplotlib
@@ -57,23 +59,41 @@ def _time_axis(t_ms):
         return [v/1000 for v in t_ms], "s"
     return list(t_ms), "ms"
 
+LINK_COLOR = "#27ae60"
+
+def measured_what(rows):
+    """What the run's curves measured: the simulated SSD of a profile, or a board's SSD."""
+    r = rows[0] if rows else {}
+    if r.get("transport") == "sim":
+        return f"simulated SSD ({r.get('profile', '?')} profile)"
+    return f"board SSD ({r.get('profile', '?')})"
+
 def _peak(fig, rows, summary):
     ax = fig.add_subplot()
     chunks = column(rows, "chunks")
-    ax.plot(chunks, column(rows, "write_mibps"), "o-", color=WRITE_COLOR, label="write")
-    ax.plot(chunks, column(rows, "read_mibps"), "s-", color=READ_COLOR, label="read")
+    what = measured_what(rows)
+    ax.plot(chunks, column(rows, "write_mibps"), "o-", color=WRITE_COLOR, label=f"write, {what}")
+    ax.plot(chunks, column(rows, "read_mibps"), "s-", color=READ_COLOR, label=f"read, {what}")
     seed = [c for c in chunks if c in SEED000_SSD1_PEAK]
-    if rows[0].get("profile") == "seed-ssd1" and rows[0].get("chunk_kib") == "128" and seed:
+    with_seed = rows[0].get("profile") == "seed-ssd1" and rows[0].get("chunk_kib") == "128" and seed
+    if with_seed:
         ax.plot(seed, [SEED000_SSD1_PEAK[c][0] for c in seed], "o:", color=WRITE_COLOR, alpha=0.45,
-            mfc="none", label="seed 000 SSD 1 write")
+            mfc="none", label="write, seed 000 SSD 1 (hardware measurement)")
         ax.plot(seed, [SEED000_SSD1_PEAK[c][1] for c in seed], "s:", color=READ_COLOR, alpha=0.45,
-            mfc="none", label="seed 000 SSD 1 read")
+            mfc="none", label="read, seed 000 SSD 1 (hardware measurement)")
+    limit = rows[0].get("link_limit_mibps")
+    if limit:
+        ax.axhline(float(limit), linestyle="--", color=LINK_COLOR,
+            label=f"PCIe link limit, {rows[0].get('link', '?')} MPS {rows[0].get('link_mps', '?')} ({float(limit):.0f} MiB/s)")
     _pow2_axis(ax)
     ax.set_xlabel(f"chunks per point ({rows[0].get('chunk_kib', '?')} KiB each)")
     ax.set_ylabel("MiB/s")
     ax.set_ylim(bottom=0)
-    ax.set_title(f"Peak sweep: {describe(rows)}")
-    ax.legend()
+    if limit:                                   # room above the highest point and the limit line
+        ax.set_ylim(top=max([float(limit)] + [max(l.get_ydata()) for l in ax.get_lines()[:-1]])*1.1)
+    ax.set_title(f"Peak sweep: {describe(rows)}\n" + (f"{what} vs the seed's SSD 1 measured on hardware"
+        if with_seed else what) + ("" if limit else "; link limit not recorded"), fontsize=11)
+    ax.legend(fontsize=8)
     return ax
 
 def _sizes(fig, rows, summary):

@@ -53,6 +53,17 @@ def human(n):
             return f"{n/f:.1f} {unit}"
     return f"{n} B"
 
+def hertz(millihertz):
+    """A rate or frequency given in millihertz (the catalog's unit), exact and readable:
+    ``100 MHz``, ``30.72 MHz``, ``2.4 GHz``, ``1.5 Hz``; ``-`` for 0 (not set)."""
+    if not millihertz:
+        return "-"
+    for unit, exp in (("GHz", 12), ("MHz", 9), ("kHz", 6), ("Hz", 3)):
+        if millihertz >= 10**exp or unit == "Hz":
+            whole, frac = divmod(millihertz, 10**exp)
+            digits = f"{frac:0{exp}d}".rstrip("0")
+            return f"{whole}" + (f".{digits}" if digits else "") + f" {unit}"
+
 def when(sys_clk_hz, cycles, unix_us):
     """Wall-clock time when it was set, else the time since power-up of the recorder."""
     from literecorder.host.recording import iso_utc

@@ -71,7 +71,8 @@ class SerialTransport:
         try:
             self.port = serial.serial_for_url(url, baudrate=baud, timeout=0)
         except (serial.SerialException, ValueError, OSError) as e:
-            raise ConsoleError(f"cannot open {url}: {e}")
+            why = os.strerror(e.errno) if isinstance(getattr(e, "errno", None), int) else str(e)
+            raise ConsoleError(f"cannot open {url}: {why}") from None
         self._error = serial.SerialException
 
     def write(self, data):
@@ -231,9 +232,18 @@ class SerialSession:
     """A board's BIOS over a serial port or TCP: the same ``cmd()``/``console()``/``close()`` as
     ``SimSession``."""
     def __init__(self, url, baud=115200, log=None, echo=None, sync_timeout=10):
+        """``log``: a binary file, or the path of one created once the port is open (a port that
+        cannot be opened leaves no log file behind)."""
         self.url     = url
+        transport    = SerialTransport(url, baud)
+        if isinstance(log, (str, os.PathLike)):
+            try:
+                log = open(log, "wb", buffering=0)
+            except OSError:
+                transport.close()
+                raise
         self.log     = log
-        self.console_ = Console(SerialTransport(url, baud), log=log, echo=echo)
+        self.console_ = Console(transport, log=log, echo=echo)
         try:
             self.console_.sync(sync_timeout)
         except ConsoleError:

@@ -210,22 +210,22 @@ def assemble(paths, any_order=False, partial=False, writable=False):
         first = drives[0]
         for d in drives[1:]:
             if d.header.set_id != first.header.set_id:
-                raise SetError(f"mixed set: {d.path} belongs to set {d.header.set_hex[:16]} "
+                raise SetError(f"mixed set: {d.path} belongs to set {d.header.set_name} "
                     f"(drive {d.header.position} of {d.header.set_size}), {first.path} to set "
-                    f"{first.header.set_hex[:16]}: drives of different sets cannot be combined")
+                    f"{first.header.set_name}: drives of different sets cannot be combined")
         size = first.header.set_size
         seen = {}
         for d in drives:
             p = d.header.position
             if p in seen:
                 raise SetError(f"extra drive: {seen[p].path} and {d.path} are both drive {p} of set "
-                    f"{first.header.set_hex[:16]} (the same drive given twice, or a copy of it)")
+                    f"{first.header.set_name} (the same drive given twice, or a copy of it)")
             seen[p] = d
         by_pos = [seen.get(p) for p in range(size)]
         missing = [p for p in range(size) if by_pos[p] is None]
         s = DriveSet(by_pos, first.header)
         if missing and not partial:
-            raise SetError(f"missing drive: set {first.header.set_hex[:16]} has {size} drives, "
+            raise SetError(f"missing drive: set {first.header.set_name} has {size} drives, "
                 + ", ".join(s.member_name(p) for p in missing) + " not given")
         given = [d.header.position for d in drives]
         if not any_order and given != sorted(given):

@@ -140,63 +140,130 @@ def gap_list(e, gaps):
             out += d.nbytes
     return res
 
-def output_start_input_offset(e, gaps):
-    """Input-stream offset of the extracted file's first byte, or None when the drop log does not
-    give it (it overflowed before). With ``gaps`` zero a drop at the oldest byte is zero-filled
-    at the start of the file: the file starts where that drop starts."""
-    start = e.oldest
-    before = sum(d.nbytes for d in e.drops if d.data_offset < start or
-        (gaps == "skip" and d.data_offset == start))
+def unknown_output_offset(e, gaps, gap_list):
+    """Output byte offset from which the input-stream place of the file's bytes is unknown (the
+    drop log overflowed: the unlogged drops came somewhere from ``placed_end`` on), or None when
+    every byte of the file is placed."""
     placed = placed_end(e)
-    if placed is not None and (start > placed or (gaps == "skip" and start == placed)):
+    if placed is None:
         return None
-    return start + before
+    start, end = e.valid_range
+    if placed < start:
+        return 0
+    out = placed - start
+    if gaps == "zero":
+        out += sum(n for o, n, d in gap_list if d <= placed)
+    return out if out < output_length(e, gaps) else None
+
+def output_runs(e, gaps, gap_list):
+    """The extracted file as runs of bytes contiguous in the input stream: [(output offset, input
+    offset, exact)] in output order. A run starts at the file's start, after each gap kept out
+    (``gaps`` skip; zero-filled gaps keep the file contiguous) and where the input-stream place
+    becomes unknown (``unknown_output_offset``). An inexact run's input offset is the smallest
+    it can be: the logged drops counted, the unlogged ones (somewhere before) not."""
+    start, end = e.valid_range
+    total = output_length(e, gaps)
+    at = input_offset_map(e)
+    first = start + sum(d.nbytes for d in e.drops if d.data_offset < start or
+        (gaps == "skip" and d.data_offset == start))
+    runs = [[0, first]]
+    if gaps == "skip":
+        runs += [[o, at(d)] for o, n, d in gap_list if 0 < o < total]
+    unknown = unknown_output_offset(e, gaps, gap_list)
+    if unknown is not None and all(o != unknown for o, _ in runs):
+        o, i = [r for r in runs if r[0] < unknown][-1]
+        runs.append([unknown, i + unknown - o])
+        runs.sort()
+    return [(o, i, unknown is None or o < unknown) for o, i in runs]
+
+def input_time(e, ss, input_offset):
+    """ISO 8601 time of input-stream byte ``input_offset`` (the recording's start plus the bytes
+    before it at the sample rate, ``ss`` bytes a sample), or None when it is not known (no start
+    time; no sample rate for a byte after the first; an invalid time)."""
+    if not e.start_unix_us or (input_offset and not e.sample_rate):
+        return None
+    if not input_offset:
+        return iso_utc(e.start_unix_us)
+    unit = ss*e.sample_rate_mhz                # bytes x millihertz: offset*1e9/unit microseconds
+    return iso_utc(e.start_unix_us + (input_offset*10**9*2 + unit)//(2*unit))
+
+class SigMFOutOfFrame(Exception):
+    """A file whose samples after a gap kept out would not be whole samples of the input."""
+
+# The `literec` SigMF extension namespace (doc/literec.sigmf-ext.md).
+SIGMF_EXTENSION = {"name": "literec", "version": "1.0.0", "optional": True}
 
 def sigmf_meta(dset, e, gaps, gap_list, notes=None):
     """The SigMF metadata of the extracted recording (``gap_list`` as ``gap_list`` gives it),
-    without the data file's hash: datatype, sample rate, capture start time and frequency, the
-    drops and the ring trigger as annotations. Checked against the SigMF schema (SigMFInvalid)
-    before anything is written. What it leaves out, and why, is appended to ``notes``."""
+    without the data file's hash: datatype, sample rate, a capture segment per run of samples
+    contiguous in the input stream (``output_runs``: the start, each gap kept out, the place from
+    which the time is unknown) with its global index, time and frequency; the drops, the ring
+    trigger and the unknown time as annotations; the drop counts in the ``literec`` extension
+    namespace. Checked against the SigMF schema (SigMFInvalid) before anything is written. What it
+    leaves out, and why, is appended to ``notes``."""
     import jsonschema
     from sigmf import SigMFFile
     from sigmf.error import SigMFError
     notes = [] if notes is None else notes
     datatype = e.datatype or SIGMF_DEFAULT_DATATYPE
     ss = sample_size(datatype)
-    nsamples = output_length(e, gaps)//ss
+    total = output_length(e, gaps)
+    nsamples = total//ss
+    unplaced = max(e.bytes_dropped - e.logged_drop_bytes, 0)
     info = {
         "core:datatype": datatype,
         "core:recorder": "LiteRecorder",
         "core:description": e.text or f"LiteRecorder recording {e.id}" + (f" ({e.name})" if e.name else ""),
         "core:hw": ", ".join(f"{m.serial}" for m in dset.header.members),
+        "core:extensions": [dict(SIGMF_EXTENSION)],
+        "literec:recording_id": e.id,
+        "literec:gaps": gaps,
+        "literec:dropped_bytes": e.bytes_dropped,
+        "literec:drop_events": e.drops_total,
+        "literec:drop_events_logged": len(e.drops),
+        "literec:unplaced_dropped_bytes": unplaced,
     }
     if e.sample_rate:
         info["core:sample_rate"] = e.sample_rate
+    runs = output_runs(e, gaps, gap_list)
+    for o, i, exact in runs:
+        if gaps == "skip" and o % ss:
+            raise SigMFOutOfFrame(f"the drop before output offset {o} leaves the samples after it out of "
+                f"frame ({o} is not a multiple of the {ss}-byte {datatype} sample)")
+    unknown = next((o//ss for o, i, exact in runs if not exact), None)
+    if unknown is not None:
+        info["literec:time_unknown_from"] = unknown
     meta = SigMFFile(global_info=info)
-    capture = {}
-    if e.start_unix_us:
-        # core:datetime is the time of sample 0: the recording's start (the time of input-stream
-        # byte 0) plus the input bytes before sample 0 (a ring's older laps, the drops before it)
-        # at the sample rate.
-        first = output_start_input_offset(e, gaps)
-        start = iso_utc(e.start_unix_us) or f"invalid time ({e.start_unix_us} us since 1970-01-01)"
-        if first is None:
-            notes.append(f"no core:datetime: the drop log overflowed ({e.drops_total} drops, {len(e.drops)} "
-                f"logged) before the first byte of the file: its place in the input stream is unknown")
-        elif first and not e.sample_rate:
-            notes.append(f"no core:datetime: sample 0 is input-stream byte {first} and the recording has "
-                f"no sample rate (its start, {start}, is the time of byte 0)")
-        else:
-            unit = ss*e.sample_rate_mhz            # bytes x millihertz: first*1e9/unit microseconds
-            t = iso_utc(e.start_unix_us + (first*10**9*2 + unit)//(2*unit)) if first else iso_utc(e.start_unix_us)
-            if t:
-                capture["core:datetime"] = t
+    segments = {}
+    for o, i, exact in runs:
+        first = o//ss                           # a run starting inside a sample: from that sample
+        segments[first] = (i - (o - first*ss), exact)
+    for k, (first, (i, exact)) in enumerate(sorted(segments.items())):
+        capture = {}
+        if i % ss == 0:
+            capture["core:global_index"] = i//ss
+        elif k == 0:
+            notes.append(f"no core:global_index: sample 0 is input-stream byte {i}, not a multiple of the "
+                f"{ss}-byte sample")
+        t = input_time(e, ss, i) if exact else None
+        if t:
+            capture["core:datetime"] = t
+        if not exact:
+            capture["literec:time_unknown"] = True
+        if k == 0 and e.start_unix_us and not t:
+            start = iso_utc(e.start_unix_us) or f"invalid time ({e.start_unix_us} us since 1970-01-01)"
+            if not exact:
+                notes.append(f"no core:datetime: the drop log overflowed ({e.drops_total} drops, {len(e.drops)} "
+                    f"logged) before the first byte of the file: its place in the input stream is unknown")
+            elif i and not e.sample_rate:
+                notes.append(f"no core:datetime: sample 0 is input-stream byte {i} and the recording has "
+                    f"no sample rate (its start, {start}, is the time of byte 0)")
             else:
                 notes.append(f"no core:datetime: the recording's start is an invalid time ({e.start_unix_us} "
                     "us since 1970-01-01)")
-    if e.frequency:
-        capture["core:frequency"] = e.frequency
-    meta.add_capture(0, metadata=capture)
+        if e.frequency:
+            capture["core:frequency"] = e.frequency
+        meta.add_capture(first, metadata=capture)
     def annotate(out_off, count, label, comment, at_end):
         # Annotations stay inside the file: one that would start after the last sample (a drop
         # kept out or a trigger at the very end) is put on the last sample and says so.
@@ -219,6 +286,12 @@ def sigmf_meta(dset, e, gaps, gap_list, notes=None):
             out += sum(n for o, n, d in gap_list if d <= e.trigger)
         annotate(out, 1, "trigger", f"ring trigger at data offset {e.trigger}",
             f"ring trigger at data offset {e.trigger}, after this sample, the last one (the end of the recording)")
+    if unknown is not None:
+        meta.add_annotation(unknown, nsamples - unknown, metadata={"core:label": "time unknown",
+            "core:comment": f"the drop log overflowed ({e.drops_total} drop events, {len(e.drops)} logged): "
+                f"{unplaced} dropped bytes are not in it and were dropped somewhere from here on; the place "
+                "in the input stream, and so the time, of the samples from here to the end is unknown (the "
+                "core:global_index of the capture segment here is the smallest it can be)"})
     try:
         meta.validate()
     except jsonschema.ValidationError as err:

@@ -179,6 +179,17 @@ class LiveLineTransport:
         pass
 
 @pytest.mark.unit
+@pytest.mark.parametrize("kind", ["peak", "scaling"])
+def test_bench_to_a_missing_port_fails_clearly_and_leaves_no_log(tmp_path, capsys, kind):
+    port = str(tmp_path / "ttyMISSING")
+    out = tmp_path / "out"
+    rc = literec(["bench", kind, "--serial", port, "--no-progress", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 3
+    assert err.splitlines() == [f"literec bench {kind}: error: cannot open {port}: No such file or directory"]
+    assert os.listdir(out) == []
+
+@pytest.mark.unit
 def test_console_idle_timeout_lets_a_live_line_run_and_stops_a_silent_command():
     # 8 progress updates 0.25 s apart (2.25 s in all): longer than the 1 s timeout.
     c = con.Console(LiveLineTransport(every=0.25, lines=8))
@@ -280,16 +291,41 @@ def test_peak_chart_plots_the_csv_points(tmp_path):
     ax = fig.axes[0]
     chunks = [1, 2, 4, 8, 16, 32, 64]
     assert benchdata.column(rows, "chunks") == chunks
-    assert _line(ax, "write") == (chunks, benchdata.column(rows, "write_mibps"))
-    assert _line(ax, "read") == (chunks, benchdata.column(rows, "read_mibps"))
-    assert _line(ax, "write")[1][0] == 2103.668 and _line(ax, "read")[1][-1] == 1726.28
+    sim = "simulated SSD (seed-ssd1 profile)"
+    assert _line(ax, f"write, {sim}") == (chunks, benchdata.column(rows, "write_mibps"))
+    assert _line(ax, f"read, {sim}") == (chunks, benchdata.column(rows, "read_mibps"))
+    assert _line(ax, f"write, {sim}")[1][0] == 2103.668 and _line(ax, f"read, {sim}")[1][-1] == 1726.28
     assert ax.get_xscale() == "log" and ax.xaxis.get_transform().base == 2
-    assert "seed-ssd1, 1 SSD," in ax.get_title()
+    # The title says which curves are the simulated SSD and which the seed's hardware measurement.
+    assert ax.get_title() == ("Peak sweep: seed-ssd1, 1 SSD, DRAM sim, sim\nsimulated SSD (seed-ssd1 profile) vs "
+        "the seed's SSD 1 measured on hardware; link limit not recorded")
     # The seed's own SSD 1 figures beside a seed-ssd1 run (and only then).
-    assert _line(ax, "seed 000 SSD 1 write") == (chunks, [21, 1839, 2146, 2346, 2453, 2522, 2551])
-    assert _line(ax, "seed 000 SSD 1 read") == (chunks, [495, 724, 835, 1367, 1411, 1435, 1446])
+    assert _line(ax, "write, seed 000 SSD 1 (hardware measurement)") == (chunks, [21, 1839, 2146, 2346, 2453, 2522, 2551])
+    assert _line(ax, "read, seed 000 SSD 1 (hardware measurement)") == (chunks, [495, 724, 835, 1367, 1411, 1435, 1446])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [l.get_label() for l in ax.get_lines()]
     other = charts.render("peak", [dict(r, profile="budget") for r in rows]).axes[0]
-    assert [l.get_label() for l in other.get_lines()] == ["write", "read"]
+    assert [l.get_label() for l in other.get_lines()] == ["write, simulated SSD (budget profile)",
+        "read, simulated SSD (budget profile)"]
+    board = charts.render("peak", [dict(r, profile="kc705", transport="/dev/ttyUSB1") for r in rows]).axes[0]
+    assert [l.get_label() for l in board.get_lines()] == ["write, board SSD (kc705)", "read, board SSD (kc705)"]
+
+@pytest.mark.unit
+def test_peak_chart_draws_the_link_limit(tmp_path):
+    # Synthetic points of a run that recorded its link: a horizontal line at the limit.
+    limit = benchdata.link_limit_mibps(3, 4, 256)
+    assert limit == 3653064 * 1000 / (1 << 20)              # the BIOS's 3653.064 MB/s
+    assert benchdata.link_limit_mibps(2, 4, 128) == 1729729 * 1000 / (1 << 20)
+    assert benchdata.link_limit_mibps(5, 4, 256) is None
+    rows = [dict(name="bench_peak", chunks=str(c), chunk_kib="128", write_mibps=str(w), read_mibps=str(r),
+        transport="sim", profile="budget", ssds="1", dram="sim", link="gen3x4", link_mps="256",
+        link_limit_mibps=f"{limit:.3f}") for c, w, r in ((1, 900, 400), (2, 1700, 800), (4, 2600, 1500), (8, 3100, 2900))]
+    fig = charts.render("peak", rows, str(tmp_path / "peak.png"))
+    assert png_ok(tmp_path / "peak.png")
+    ax = fig.axes[0]
+    (x0, x1), (y0, y1) = _line(ax, "PCIe link limit, gen3x4 MPS 256 (3484 MiB/s)")
+    assert (y0, y1) == (3483.833, 3483.833) and (x0, x1) == (0.0, 1.0)      # axis-wide
+    assert ax.get_ylim()[1] == pytest.approx(3483.833 * 1.1)              # room above it
+    assert ax.get_title() == "Peak sweep: budget, 1 SSD, DRAM sim, sim\nsimulated SSD (budget profile)"
 
 @pytest.mark.unit
 def test_sizes_full_iops_scaling_charts(tmp_path):
@@ -393,12 +429,17 @@ def test_bad_arguments(capsys, argv, message):
 
 @pytest.mark.unit
 def test_bench_peak_over_a_serial_port(fake_bios, tmp_path, capsys):
-    bios = fake_bios(**{"nvme_bench peak": transcript("peak_transcript.txt")})
+    bios = fake_bios(**{"nvme_bench peak": transcript("peak_transcript.txt"),
+        "pcie_link": "pcie0: link up, LTSSM 0x11 (L0), Gen3 x4\nRESULT name=pcie_link port=0 up=1 gen=3 width=4 "
+                     "mps=256 mrrs=512"})
     out = tmp_path / "out"
     rc = literec(["bench", "peak", "--serial", bios.slave_path, "--max-chunks", "8", "--label", "fake",
         "--no-progress", "-o", str(out)])
     assert rc == 0, capsys.readouterr()
-    assert bios.commands == ["", "rec_info", "nvme_init 0", "nvme_bench peak 8"]
+    assert bios.commands == ["", "rec_info", "nvme_init 0", "pcie_link 0", "nvme_bench peak 8"]
+    # The link goes into the configuration columns: the chart draws its limit.
+    assert {(r["link"], r["link_mps"], r["link_limit_mibps"]) for r in benchdata.read_csv(out / "peak.csv")} == \
+        {("gen3x4", "256", "3483.833")}
     rows = benchdata.read_csv(out / "peak.csv")
     assert [r["chunks"] for r in rows] == ["1", "2", "4", "8", "16", "32", "64"]
     assert [r["write_mibps"] for r in rows] == [d["write_mibps"] for d in
@@ -416,7 +457,7 @@ def test_bench_reports_a_failed_point(fake_bios, tmp_path, capsys):
         "--chunk-kib", "64", "--no-progress", "-o", str(tmp_path)])
     err = capsys.readouterr().err
     assert rc == 1
-    assert bios.commands[-2:] == ["nvme_init 1", "nvme_bench peak 2 chunk=64 port=1"]
+    assert bios.commands[-3:] == ["nvme_init 1", "pcie_link 1", "nvme_bench peak 2 chunk=64 port=1"]
     assert "failed: Error: nvme0: write at LBA 512: LBA Out of Range (SCT 0, SC 0x80)" in err
     assert "failed: RESULT name=bench_peak_done port=0 points=1 ok=0" in err
     assert [r["chunks"] for r in benchdata.read_csv(tmp_path / "peak.csv")] == ["1"]

@@ -128,21 +128,39 @@ def test_extract_destripes_exact_length(tmp_path, capsys, ndrives, order):
 
 def test_list_table_and_info(tmp_path, capsys):
     img = Image(tmp_path, 2)
-    img.put_entry(recording(1, 0, [0, 1], 2048, 4 * MiB, name="a", datatype="ci16_le", sample_rate_mhz=10**9))
+    img.put_entry(recording(1, 0, [0, 1], 2048, 4 * MiB, name="a", datatype="ci16_le", sample_rate_mhz=10**11,
+        frequency_mhz=2_412_500_000_000))
     img.put_entry(recording(2, 1, [1], 2048 + 4096, MiB, name="b"))
     rc, out, err = run(capsys, "list", *img.paths)
     assert rc == 0, err
     lines = out.splitlines()
-    assert lines[1].split()[:3] == ["ID", "NAME", "STATE"]
-    assert lines[2].split()[:4] == ["1", "a", "complete", "fixed"] and "ci16_le @ 1e+06 Hz" in lines[2]
-    assert lines[3].split()[:4] == ["2", "b", "complete", "fixed"]
+    assert lines[0].startswith("set 5353535353535353: 2 drive(s), ")
+    j = listing(capsys, *img.paths)
+    assert (j["set"], j["set_id"]) == ("53" * 8, "53" * 16)         # the BIOS's 16 digits, and the whole id
+    assert lines[1:] == [
+        "ID  NAME  STATE     MODE   LENGTH   BYTES    DROPPED  DRIVES  START         DURATION    FORMAT             FREQUENCY",
+        "1   a     complete  fixed  4.0 MiB  4194304  0        0+1     t+0.000010 s  0.001000 s  ci16_le @ 100 MHz  2.4125 GHz",
+        "2   b     complete  fixed  1.0 MiB  1048576  0        1       t+0.000010 s  0.001000 s  bytes              -",
+    ]
     rc, out, err = run(capsys, "info", img.paths[1])
     assert rc == 0, err
     assert "drive 1 of 2" in out and "serial SYN0001" in out
+    # The set id as the BIOS prints it: its first 8 bytes, 16 hex digits (the list's first line too).
+    assert out.splitlines()[2] == "  set           : 5353535353535353 (drive 1 of 2)"
     r = dict(kv.split("=", 1) for kv in out.splitlines()[-1].split()[1:])
+    assert r["set"] == "5353535353535353"
     # Drive 1 holds half of recording 1 (2048 + 4096 LBAs... 2048..6143) and recording 2 after it.
     assert (r["position"], r["recordings"], r["next_lba"]) == ("1", "2", str(2048 + 4096 + 2048))
     assert int(r["free_bytes"]) == ((1 << 17) - (2048 + 4096 + 2048)) * 512
+
+@pytest.mark.parametrize("millihertz, text", [
+    (0, "-"), (1, "0.001 Hz"), (1500, "1.5 Hz"), (999_999, "999.999 Hz"), (10**6, "1 kHz"),
+    (10**11, "100 MHz"), (30_720_000_000, "30.72 MHz"), (2_400_000_000_000, "2.4 GHz"),
+    (123_456_789_012_345, "123.456789012345 GHz"),
+])
+def test_rates_and_frequencies_print_exactly_and_readably(millihertz, text):
+    from literecorder.host.common import hertz
+    assert hertz(millihertz) == text
 
 def test_newest_copy_wins_and_deleted_is_hidden(tmp_path, capsys):
     img = Image(tmp_path, 1)
@@ -273,8 +291,9 @@ def test_drops_zero_filled_or_skipped_and_in_sigmf(tmp_path, capsys):
     img.put_stream(e, kept)
     rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "z", "--sigmf")
     assert rc == 0, err
-    assert "gap: 4096 bytes dropped before data offset 65536, zero-filled at output offset 65536" in err
-    assert "gap: 8192 bytes dropped before data offset 204800, zero-filled at output offset 208896" in err
+    assert err.splitlines()[:3] == ["gaps: 2, 12288 bytes dropped by the recorder, zero-filled at their place:",
+        "  4096 bytes before data offset 65536, at output offset 65536",
+        "  8192 bytes before data offset 204800, at output offset 208896"]
     assert "640 dropped bytes of the input are not in the drop log" in err
     z = (tmp_path / "z.sigmf-data").read_bytes()
     assert z == kept[:65536] + bytes(4096) + kept[65536:204800] + bytes(8192) + kept[204800:]
@@ -606,7 +625,7 @@ def test_sigmf_metadata_is_validated_before_anything_is_written(tmp_path, capsys
 
 # SigMF time and annotations ------------------------------------------------------------------------
 
-def _ring_with_drops(tmp_path, rate_mhz, drops_total=None):
+def _ring_with_drops(tmp_path, rate_millihz, drops_total=None):
     # A ring wrapped twice; drops before its oldest byte (their bytes moved the input on) and one at
     # the oldest byte itself. The file's sample 0 is input-stream byte oldest + the drops before it.
     img = Image(tmp_path, 2)
@@ -615,7 +634,7 @@ def _ring_with_drops(tmp_path, rate_mhz, drops_total=None):
     oldest = total - ring
     drops = [cat.Drop(100 * 1024, 200_000), cat.Drop(ring + 3 * chunk, 4096), cat.Drop(oldest, 1000)]
     e = recording(1, 0, [0, 1], 2048, ring, chunk=chunk, seed=3, mode=cat.MODE_RING, datatype="ri16_le",
-        sample_rate_mhz=rate_mhz, start_unix_us=1_700_000_000_000_000, drops=drops,
+        sample_rate_mhz=rate_millihz, start_unix_us=1_700_000_000_000_000, drops=drops,
         drops_total=len(drops) if drops_total is None else drops_total, bytes_dropped=205_096)
     e.ring_bytes, e.bytes_recorded, e.oldest = ring, total, oldest
     img.put_entry(e)
@@ -632,6 +651,9 @@ def test_sigmf_time_of_a_ring_counts_the_bytes_dropped_before_its_oldest(tmp_pat
         us = (oldest + before) // 2                               # one sample per microsecond
         assert m.get_capture_info(0)["core:datetime"] == \
             f"2023-11-14T22:13:{20 + us // 10**6:02d}.{us % 10**6:06d}Z", (gaps, m.get_capture_info(0))
+        # One segment (no gap inside the valid data), its global index counting the older laps and drops.
+        assert m.get_captures() == [{"core:sample_start": 0, "core:global_index": us,
+            "core:datetime": f"2023-11-14T22:13:{20 + us // 10**6:02d}.{us % 10**6:06d}Z"}]
 
 def test_sigmf_time_is_left_out_when_it_is_not_known(tmp_path, capsys):
     import sigmf
@@ -651,6 +673,13 @@ def test_sigmf_time_is_left_out_when_it_is_not_known(tmp_path, capsys):
     assert rc == 0, err
     assert "core:datetime" not in json.loads((tmp_path / "b" / "r.sigmf-meta").read_text())["captures"][0]
     assert "note: no core:datetime: the drop log overflowed (4 drops, 3 logged)" in err, err
+    # The whole file is after the last logged drop: unknown from sample 0, the smallest global index.
+    m = _sigmf_read(tmp_path / "b" / "r.sigmf-meta")
+    assert m.get_captures() == [{"core:sample_start": 0, "core:global_index": (oldest + 205096) // 2,
+        "literec:time_unknown": True}]
+    assert m.get_global_field("literec:time_unknown_from") == 0
+    assert [(a["core:sample_start"], a["core:sample_count"], a["core:label"]) for a in m.get_annotations()] == \
+        [(0, 1, "drop"), (0, (8 * 64 * 1024) // 2, "time unknown")]
     # A recording from its first byte has the start time, with or without a sample rate.
     (tmp_path / "c").mkdir()
     img, e = _one(tmp_path / "c", datatype="ri16_le", start_unix_us=1_700_000_000_000_000)
@@ -684,6 +713,148 @@ def test_sigmf_annotations_at_the_end_stay_in_the_file(tmp_path, capsys):
         (a,) = sigmffile.fromfile(str(tmp_path / "t.sigmf-meta")).get_annotations()
     assert (a["core:sample_start"], a["core:sample_count"], a["core:label"]) == (n // 2 - 1, 1, "trigger")
     assert a["core:comment"] == f"ring trigger at data offset {n}, after this sample, the last one (the end of the recording)"
+
+def _sigmf_read(path):
+    """The SigMF recording at ``path`` (.sigmf-meta), loaded and validated by the sigmf package
+    with its warnings as errors (an undeclared extension namespace is one)."""
+    import warnings
+    from sigmf import sigmffile
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = sigmffile.fromfile(str(path))
+        m.validate()
+    return m
+
+LITEREC_EXTENSION = [{"name": "literec", "version": "1.0.0", "optional": True}]
+
+def test_sigmf_skip_starts_a_capture_segment_after_each_gap(tmp_path, capsys):
+    # 2 MHz, 2-byte samples: a sample every 0.5 us. Drops of 4096 and 8192 bytes (2048 and 4096
+    # samples) before data offsets 64 KiB and 200 KiB; 640 more dropped bytes without a place.
+    img = Image(tmp_path, 1)
+    n = 256 * 1024
+    e = recording(1, 0, [0], 2048, n, seed=5, datatype="ri16_le", sample_rate_mhz=2_000_000_000,
+        frequency_mhz=2_400_000_000_000, start_unix_us=1_700_000_000_123_456,
+        drops=[cat.Drop(64 * 1024, 4096), cat.Drop(200 * 1024, 8192)], drops_total=2, bytes_dropped=4096 + 8192 + 640)
+    img.put_entry(e)
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "s", "--sigmf", "--gaps", "skip")
+    assert rc == 0, err
+    m = _sigmf_read(tmp_path / "s.sigmf-meta")
+    assert m.get_captures() == [
+        {"core:sample_start": 0, "core:global_index": 0, "core:datetime": "2023-11-14T22:13:20.123456Z",
+         "core:frequency": 2.4e9},
+        {"core:sample_start": 32768, "core:global_index": 34816, "core:datetime": "2023-11-14T22:13:20.140864Z",
+         "core:frequency": 2.4e9},
+        {"core:sample_start": 102400, "core:global_index": 108544, "core:datetime": "2023-11-14T22:13:20.177728Z",
+         "core:frequency": 2.4e9},
+    ]
+    assert [(a["core:sample_start"], a["core:sample_count"], a["core:label"]) for a in m.get_annotations()] == \
+        [(32768, 1, "drop"), (102400, 1, "drop")]
+    g = m._metadata["global"]
+    assert (g["core:extensions"], g["literec:gaps"], g["literec:dropped_bytes"], g["literec:drop_events"],
+        g["literec:drop_events_logged"], g["literec:unplaced_dropped_bytes"]) == \
+        (LITEREC_EXTENSION, "skip", 12928, 2, 2, 640)
+    assert "literec:time_unknown_from" not in g
+    assert len(m.read_samples()) == n // 2
+    # Zero-filled, the file is one run of the input stream: one segment.
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "z", "--sigmf")
+    assert rc == 0, err
+    assert _sigmf_read(tmp_path / "z.sigmf-meta").get_captures() == [{"core:sample_start": 0,
+        "core:global_index": 0, "core:datetime": "2023-11-14T22:13:20.123456Z", "core:frequency": 2.4e9}]
+
+def _overflowed_log(tmp_path):
+    # 478 drop events, the log holds the first 207: 512 bytes before every 16 KiB of data up to
+    # data offset 207 x 16 KiB; the other 271 x 512 bytes were dropped somewhere after the last
+    # logged one. 1 MHz, 2-byte samples: one sample per microsecond.
+    img = Image(tmp_path, 1)
+    e = recording(1, 0, [0], 2048, 4 * MiB, datatype="ri16_le", sample_rate_mhz=1_000_000_000,
+        start_unix_us=1_700_000_000_000_000, drops=[cat.Drop(16384 * (j + 1), 512) for j in range(207)],
+        drops_total=478, bytes_dropped=478 * 512)
+    img.put_entry(e)
+    return img
+
+def test_sigmf_marks_where_the_time_becomes_unknown_skip(tmp_path, capsys):
+    img = _overflowed_log(tmp_path)
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "s", "--sigmf", "--gaps", "skip")
+    assert rc == 0, err
+    m = _sigmf_read(tmp_path / "s.sigmf-meta")
+    caps = m.get_captures()
+    # A segment at the start and after each of the 207 gaps: gap j (0-based) follows 16 KiB x (j + 1)
+    # of data (8192 x (j + 1) samples), with 256 x (j + 1) samples dropped before it.
+    assert len(caps) == 208
+    assert caps[0] == {"core:sample_start": 0, "core:global_index": 0, "core:datetime": "2023-11-14T22:13:20.000000Z"}
+    assert caps[1] == {"core:sample_start": 8192, "core:global_index": 8448,
+        "core:datetime": "2023-11-14T22:13:20.008448Z"}
+    assert caps[206] == {"core:sample_start": 206 * 8192, "core:global_index": 206 * 8448,
+        "core:datetime": "2023-11-14T22:13:21.740288Z"}
+    for j, c in enumerate(caps[1:207], start=1):
+        assert (c["core:sample_start"], c["core:global_index"]) == (8192 * j, 8448 * j), j
+    # After the last logged drop the place is unknown: the smallest global index, no time.
+    assert caps[207] == {"core:sample_start": 207 * 8192, "core:global_index": 207 * 8448, "literec:time_unknown": True}
+    g = m._metadata["global"]
+    assert (g["literec:time_unknown_from"], g["literec:unplaced_dropped_bytes"], g["literec:drop_events"],
+        g["literec:drop_events_logged"], g["literec:dropped_bytes"]) == (207 * 8192, 271 * 512, 478, 207, 478 * 512)
+    anns = m.get_annotations()
+    assert len(anns) == 208 and [a["core:label"] for a in anns].count("drop") == 207
+    (u,) = [a for a in anns if a["core:label"] == "time unknown"]
+    assert (u["core:sample_start"], u["core:sample_count"]) == (207 * 8192, 2 * MiB - 207 * 8192)
+    assert u["core:comment"] == ("the drop log overflowed (478 drop events, 207 logged): 138752 dropped bytes "
+        "are not in it and were dropped somewhere from here on; the place in the input stream, and so the "
+        "time, of the samples from here to the end is unknown (the core:global_index of the capture segment "
+        "here is the smallest it can be)")
+
+def test_extract_summarizes_many_gaps(tmp_path, capsys):
+    # 207 logged drops: a count, the total, the first three and how many more; not a line each.
+    img = _overflowed_log(tmp_path)
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "s", "--gaps", "skip")
+    assert rc == 0, err
+    assert err.splitlines() == [
+        "gaps: 207, 105984 bytes dropped by the recorder, kept out of the file; the first 3:",
+        "  512 bytes before data offset 16384, at output offset 16384",
+        "  512 bytes before data offset 32768, at output offset 32768",
+        "  512 bytes before data offset 49152, at output offset 49152",
+        "  ... 204 more",
+        "note: 138752 dropped bytes of the input are not in the drop log (positions unknown)",
+        f"recording 1: 4194304 bytes (4194304 recorded, 207 gap(s)) -> {tmp_path / 's'}",
+    ]
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "z")
+    assert rc == 0, err
+    assert err.splitlines()[:5] == [
+        "gaps: 207, 105984 bytes dropped by the recorder, zero-filled at their place; the first 3:",
+        "  512 bytes before data offset 16384, at output offset 16384",
+        "  512 bytes before data offset 32768, at output offset 33280",
+        "  512 bytes before data offset 49152, at output offset 50176",
+        "  ... 204 more",
+    ]
+
+def test_sigmf_marks_where_the_time_becomes_unknown_zero(tmp_path, capsys):
+    img = _overflowed_log(tmp_path)
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "z", "--sigmf")
+    assert rc == 0, err
+    m = _sigmf_read(tmp_path / "z.sigmf-meta")
+    # Zero-filled gaps keep the file one run of the input stream up to the data after the last
+    # logged drop: 207 x (8192 + 256) samples in.
+    unknown = 207 * 8448
+    assert m.get_captures() == [
+        {"core:sample_start": 0, "core:global_index": 0, "core:datetime": "2023-11-14T22:13:20.000000Z"},
+        {"core:sample_start": unknown, "core:global_index": unknown, "literec:time_unknown": True},
+    ]
+    assert m.get_global_field("literec:time_unknown_from") == unknown
+    assert m.get_global_field("literec:unplaced_dropped_bytes") == 138752
+    (u,) = [a for a in m.get_annotations() if a["core:label"] == "time unknown"]
+    assert (u["core:sample_start"], u["core:sample_count"]) == (unknown, (4 * MiB + 207 * 512) // 2 - unknown)
+    assert len(m.read_samples()) == (4 * MiB + 207 * 512) // 2
+
+def test_sigmf_skip_refuses_samples_out_of_frame(tmp_path, capsys):
+    # A 3-byte drop before data offset 1001 of 2-byte samples: kept out, the data after it would
+    # start in the middle of a sample of the file.
+    (tmp_path / "d").mkdir()
+    img, e = _one(tmp_path / "d", n=4096, datatype="ri16_le", drops=[cat.Drop(1001, 3)], drops_total=1, bytes_dropped=3)
+    rc, o, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "s", "--sigmf", "--gaps", "skip")
+    assert rc == 2, err
+    assert err.splitlines()[-1] == ("literec extract: error: recording 1: with --gaps skip the drop before output "
+        "offset 1001 leaves the samples after it out of frame (1001 is not a multiple of the 2-byte ri16_le "
+        "sample): extract it with --gaps zero (the dropped bytes zero-filled keep every sample in frame)")
+    assert sorted(os.listdir(tmp_path)) == ["d"]
 
 # literec bench: options a board run would ignore ------------------------------------------------------
 

@@ -313,6 +313,21 @@ def _init(session, ports, progress, timeout):
         if not r or r[-1].get("ok") != "1":
             raise BenchError(f"nvme_init {port} failed:\n{out.strip()}")
 
+def _link(session, port, timeout):
+    """The link of ``port`` as configuration columns (``pcie_link``): {link: gen3x4, link_mps: 256,
+    link_limit_mibps: the payload limit of a direction}; {} when the BIOS does not say (a link
+    down, a device not enumerated, a BIOS without the command)."""
+    out = session.cmd(f"pcie_link {port}", timeout)
+    r = [d for d in con.parse_results(out) if d.get("name") == "pcie_link"]
+    try:
+        gen, width, mps = (int(r[-1][k]) for k in ("gen", "width", "mps"))
+    except (IndexError, KeyError, ValueError):
+        return {}
+    limit = benchdata.link_limit_mibps(gen, width, mps)
+    if limit is None:
+        return {}
+    return dict(link=f"gen{gen}x{width}", link_mps=str(mps), link_limit_mibps=f"{limit:.3f}")
+
 # Runs ---------------------------------------------------------------------------------------------
 
 def _config(args, transport, ssds, dram):
@@ -369,7 +384,7 @@ def _scaling(args, progress, out_dir):
             points += p; errs += e; rows += [_scaling_config(info, n)]*len(p)
         return points, rows, errs, logs
     session = con.SerialSession(args.serial or args.url, args.baud,
-        log=open(os.path.join(out_dir, "scaling_console.log"), "wb", buffering=0))
+        log=os.path.join(out_dir, "scaling_console.log"))
     try:
         info = _rec_info(session, args.timeout)
         n = int(info["ssd_ports"])
@@ -455,20 +470,20 @@ def run(args):
                 session = _sim_session(args, args.ssds, f"bench-{kind}")
                 transport, ssds, dram = "sim", args.ssds, args.dram
             else:
-                session = con.SerialSession(args.serial or args.url, args.baud,
-                    log=open(log_path, "wb", buffering=0))
+                session = con.SerialSession(args.serial or args.url, args.baud, log=log_path)
                 transport, dram = args.serial or args.url, "board"
             try:
                 if not args.sim:
                     ssds = _board_ports(session, args.timeout)
                 _init(session, [args.port], progress, args.timeout)
+                link = _link(session, args.port, args.timeout) if kind == "peak" else {}
                 points, others, errs, out = _run_kind(session, args, progress)
             finally:
                 if args.sim:
                     shutil.copyfile(_close_sim(session, args), log_path)
                 else:
                     session.close()
-            config = _config(args, transport, ssds, dram)
+            config = dict(_config(args, transport, ssds, dram), **link)
     except (BenchError, con.ConsoleError) as e:
         progress.done()
         print(f"literec bench {kind}: error: {e}", file=sys.stderr)

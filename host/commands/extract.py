@@ -157,6 +157,23 @@ class Output:
                 pass
             self.tmp = None
 
+GAPS_SHOWN = 3
+
+def gap_summary(gap_list, gaps, shown=GAPS_SHOWN):
+    """The lines that report the gaps of ``gap_list`` (``rd.gap_list``): their count and bytes,
+    the first ``shown`` of them, and how many more."""
+    if not gap_list:
+        return []
+    total = sum(n for o, n, d in gap_list)
+    how = "zero-filled at their place" if gaps == "zero" else "kept out of the file"
+    lines = [f"gaps: {len(gap_list)}, {total} bytes dropped by the recorder, {how}" +
+        (f"; the first {shown}:" if len(gap_list) > shown else ":")]
+    for o, n, d in gap_list[:shown]:
+        lines.append(f"  {n} bytes before data offset {d}, at output offset {o}")
+    if len(gap_list) > shown:
+        lines.append(f"  ... {len(gap_list) - shown} more")
+    return lines
+
 def run(args):
     data_path, meta_path = output_paths(args)
     dset = common.open_set(args, partial=args.partial)
@@ -187,12 +204,18 @@ def run(args):
             print(f"literec extract: error: recording {e.id}: its metadata is not valid SigMF ({err}): "
                 "extract it without --sigmf", file=sys.stderr)
             return EXIT_USAGE
+        except rd.SigMFOutOfFrame as err:
+            print(f"literec extract: error: recording {e.id}: with --gaps skip {err}: extract it with "
+                "--gaps zero (the dropped bytes zero-filled keep every sample in frame)", file=sys.stderr)
+            return EXIT_USAGE
         for n in notes:
             print(f"note: {n}", file=sys.stderr)
     if e.state == cat.STATE_RECORDING:
         print(f"warning: recording {e.id} did not end (state recording: cut by a power loss or a reset): "
             f"extracting its last checkpoint, {e.length} bytes", file=sys.stderr)
     check_outputs(dset, [data_path] + ([meta_path] if args.sigmf else []))
+    for line in gap_summary(gap_list, args.gaps):
+        print(line, file=sys.stderr)
     prog = rd.Progress(total, f"recording {e.id}", enabled=args.progress)
     digest = hashlib.sha512()
     written, ngaps = 0, 0
@@ -203,9 +226,6 @@ def run(args):
         for kind, d, item in rd.pieces(dset, e, args.gaps):
             if kind == "gap":
                 ngaps += 1
-                print(f"gap: {item} bytes dropped before data offset {d}" + (
-                    f", zero-filled at output offset {written}" if args.gaps == "zero" else
-                    f", kept out (output offset {written})"), file=sys.stderr)
                 if args.gaps == "zero":
                     left = item
                     while left:

@@ -30,7 +30,7 @@ def run(args):
     used = sum(e.region_blocks[h.position] for e in live if h.position in e.order)
     print(f"{d.path}: {'device' if d.is_device else 'file'} of {d.size} bytes")
     print(f"  drive         : model {h.model or '?'}, serial {h.serial or '?'}")
-    print(f"  set           : {h.set_hex} (drive {h.position} of {h.set_size})")
+    print(f"  set           : {h.set_name} (drive {h.position} of {h.set_size})")
     for p, m in enumerate(h.members):
         print(f"    drive {p}     : serial {m.serial or '?'}, {m.nsze} LBAs{'  <- this drive' if p == h.position else ''}")
     print(f"  format        : version {cat.VERSION}, {h.nsze} x {h.lba_size} B LBAs, catalog area "
@@ -41,7 +41,7 @@ def run(args):
     free = max(h.nsze - used_end, 0)
     print(f"  space         : {used*h.lba_size} bytes in recordings on this drive; {free*h.lba_size} bytes "
         f"free after the last one (from LBA {used_end})")
-    print(f"RESULT name=info set={h.set_hex} position={h.position} set_size={h.set_size} serial={h.serial} "
+    print(f"RESULT name=info set={h.set_name} position={h.position} set_size={h.set_size} serial={h.serial} "
         f"recordings={len(live)} free_bytes={free*h.lba_size} next_lba={used_end}")
     common.warn(dset)
     return EXIT_USAGE if dset.errors else EXIT_OK

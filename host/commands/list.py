@@ -39,22 +39,23 @@ def run(args):
     dset = common.open_set(args, partial=args.partial)
     recs = dset.recordings(deleted=args.deleted)
     if args.json:
-        print(json.dumps({"set_id": dset.header.set_hex, "drives": dset.size,
+        print(json.dumps({"set": dset.header.set_name, "set_id": dset.header.set_hex, "drives": dset.size,
             "present": dset.present, "recordings": [entry_dict(dset, e) for e in recs],
             "warnings": dset.warnings, "errors": dset.errors}, indent=1))
     else:
         h = dset.header
-        print(f"set {h.set_hex[:16]}: {dset.size} drive(s), " + ", ".join(
+        print(f"set {h.set_name}: {dset.size} drive(s), " + ", ".join(
             f"{dset.drive(p).path if dset.drive(p) else '(missing)'} = {dset.member_name(p)}"
             for p in range(dset.size)))
-        rows = [("ID", "NAME", "STATE", "MODE", "LENGTH", "BYTES", "DROPPED", "DRIVES", "START", "DURATION", "FORMAT")]
+        rows = [("ID", "NAME", "STATE", "MODE", "LENGTH", "BYTES", "DROPPED", "DRIVES", "START", "DURATION", "FORMAT",
+            "FREQUENCY")]
         for e in recs:
             end = e.stop_cycles or e.update_cycles
             dur = f"{e.seconds(end - e.start_cycles):.6f} s" if end >= e.start_cycles and e.sys_clk_hz else "-"
-            fmt = (e.datatype or "bytes") + (f" @ {e.sample_rate:g} Hz" if e.sample_rate else "")
+            fmt = (e.datatype or "bytes") + (f" @ {common.hertz(e.sample_rate_mhz)}" if e.sample_rate_mhz else "")
             rows.append((str(e.id), e.name or "-", "inconsistent" if dset.problem(e) else e.state_name, e.mode_name, common.human(e.length),
                 str(e.length), str(e.bytes_dropped), "+".join(str(p) for p in e.order),
-                common.when(e.sys_clk_hz, e.start_cycles, e.start_unix_us), dur, fmt))
+                common.when(e.sys_clk_hz, e.start_cycles, e.start_unix_us), dur, fmt, common.hertz(e.frequency_mhz)))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
