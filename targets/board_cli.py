@@ -33,6 +33,40 @@ def check_openfpgaloader():
         raise TargetError("--load/--flash need openFPGALoader (Debian package openfpgaloader): "
             "sudo apt-get install openfpgaloader")
 
+def pll_error(soc):
+    """LiteX's "No PLL config found" with what it does not say: each PLL/MMCM of the design, its
+    input and outputs, and the outputs it cannot make even alone."""
+    import copy
+    lines = []
+    def plls(m, path):
+        for sub_name, sub in getattr(m, "_submodules", []):
+            p = f"{path}.{sub_name}" if sub_name else f"{path}.?"
+            if hasattr(sub, "clkouts") and hasattr(sub, "compute_config"):
+                yield p, sub
+            yield from plls(sub, p)
+    for path, pll in plls(soc, "soc"):
+        outs = []
+        for n, (clk, freq, phase, margin) in sorted(pll.clkouts.items()):
+            alone = copy.copy(pll)
+            alone.clkouts = {0: (clk, freq, phase, margin)}
+            alone.nclkouts = 1
+            try:
+                alone.compute_config()
+                ok = ""
+            except ValueError:
+                ok = " <- impossible even alone"
+            outs.append(f"output {n}: {freq/1e6:g} MHz (margin {margin*100:g} %){ok}")
+        try:
+            pll.compute_config()
+            continue
+        except ValueError:
+            pass
+        lines.append(f"{path} ({type(pll).__name__}, input {(pll.clkin_freq or 0)/1e6:g} MHz) cannot make "
+            f"its outputs together: " + "; ".join(outs))
+    return ("No PLL config found: " + " | ".join(lines) + ". Choose output frequencies that share a VCO "
+        "frequency (integer ratios of one another), or widen their margins.") if lines else \
+        "No PLL config found (LiteX's clock generator; no PLL of the design could be named)"
+
 def board_parser(board, platform_cls):
     info   = board_info(board)
     parser = LiteXArgumentParser(platform=platform_cls)
@@ -42,20 +76,19 @@ def board_parser(board, platform_cls):
     n = fpga_drive_fmc.max_ssds(board)
     widths = info["pcie_data_width"]
     parser.add_target_argument("--sys-clk-freq",    default=info["sys_clk_freq"], type=float,
-        help=f"System clock frequency (default: {info['sys_clk_freq']/1e6:g} MHz; DRAM at 4x).")
+        help="System clock frequency in Hz (the DRAM runs at 4x).")
     parser.add_target_argument("--ssds",            default=1, type=int,
         help=f"SSDs on the FPGA Drive FMC ({'1' if n == 1 else f'1-{n}'}), one root port each.")
     parser.add_target_argument("--pcie-data-width", default=widths[0], type=int,
-        help=f"TLP datapath width in bits ({' or '.join(map(str, widths))}, default: {widths[0]}).")
+        help=f"TLP datapath width in bits ({' or '.join(map(str, widths))}).")
     parser.add_target_argument("--chunk-size",      default=128*1024, type=parse_size,
-        help="Default recorder chunk, one NVMe command (power of two >= 128KiB, default: 128KiB).")
+        help="Default recorder chunk in bytes, one NVMe command (power of two >= 128KiB; 128KiB, 1MiB accepted).")
     parser.add_target_argument("--ring-size",       default=RECORDER_SLOTS, type=int,
-        help=f"Chunk slots of the recorder's ring in DRAM (power of two 2-{RECORDER_SLOTS}, "
-             f"default: {RECORDER_SLOTS}).")
+        help=f"Chunk slots of the recorder's ring in DRAM (power of two 2-{RECORDER_SLOTS}).")
     parser.add_target_argument("--flash",           action="store_true",
         help="Write the bitstream to the board's configuration flash (openFPGALoader).")
     parser.add_target_argument("--cable",           default=None,
-        help="openFPGALoader cable (default: the board's).")
+        help="openFPGALoader cable (None: the board's).")
     return parser
 
 def board_main(board, platform_cls, soc_cls, programmer, flash=True, argv=None):
@@ -89,7 +122,13 @@ def board_main(board, platform_cls, soc_cls, programmer, flash=True, argv=None):
     except ValueError as e:
         parser.error(str(e))
     builder = LiteRecorderBuilder(soc, **parser.builder_argdict)
-    builder.build(**parser.toolchain_argdict, run=args.build)
+    try:
+        builder.build(**parser.toolchain_argdict, run=args.build)
+    except ValueError as e:
+        if "No PLL config found" not in str(e):
+            raise
+        print(f"error: {pll_error(soc)}", file=sys.stderr)
+        return 2
 
     gateware = builder.gateware_dir
     name     = soc.platform.name

@@ -158,16 +158,19 @@ def check_tools():
 class _Progress:
     """Prints how long the build has been running every ``interval`` seconds (a long build that
     prints nothing looks like a hung one)."""
-    def __init__(self, log, interval=30):
-        self.log, self.interval = log, interval
+    def __init__(self, interval=30):
+        self.interval = interval
         self.stop = threading.Event()
 
     def _run(self):
         t0 = time.time()
         while not self.stop.wait(self.interval):
-            self.log(f"... still building ({time.time() - t0:.0f} s)")
+            # To the terminal as it was (the generation's output goes to build.log meanwhile).
+            os.write(self.fd, f"[sim] ... still building ({time.time() - t0:.0f} s)\n".encode())
 
     def __enter__(self):
+        sys.stdout.flush()
+        self.fd = os.dup(1)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
         return self
@@ -175,6 +178,7 @@ class _Progress:
     def __exit__(self, *exc):
         self.stop.set()
         self.thread.join()
+        os.close(self.fd)
 
 class SimBuild:
     """One generated + verilated configuration of the simulation SoC.
@@ -318,7 +322,7 @@ class SimBuild:
                 return self
             check_tools()
             self._log(f"building {self.output_dir} (the first build of a configuration takes 2-5 min)")
-            with _Progress(self._log):
+            with _Progress():
                 self._generate_and_verilate()
             with open(digest_file, "w") as f:
                 f.write(digest)

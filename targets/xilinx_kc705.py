@@ -24,7 +24,7 @@ from migen import *
 
 from litex.gen import *
 
-from litex_boards.platforms import xilinx_kc705
+from litex_boards.platforms import xilinx_kc705 as board_platform
 
 from litex.soc.cores.clock import S7MMCM, S7IDELAYCTRL
 from litex.build.openfpgaloader import OpenFPGALoader
@@ -34,6 +34,9 @@ from litedram.phy import s7ddrphy
 
 from literecorder.soc.board_soc import LiteRecorderBoardSoC
 from literecorder.cores.pcie.phy import S7RootPortPHY
+
+#: litex-boards' platform of the board (``xilinx_kc705.Platform`` for a user of this module).
+Platform = board_platform.Platform
 
 # CRG ----------------------------------------------------------------------------------------------
 
@@ -62,7 +65,7 @@ class BaseSoC(LiteRecorderBoardSoC):
     board = "kc705"
 
     def __init__(self, sys_clk_freq=125e6, **kwargs):
-        platform = xilinx_kc705.Platform()
+        platform = Platform()
         self.crg = _CRG(platform, sys_clk_freq)
         LiteRecorderBoardSoC.__init__(self, platform, sys_clk_freq, **kwargs)
 
@@ -79,9 +82,11 @@ class BaseSoC(LiteRecorderBoardSoC):
 
 # Build --------------------------------------------------------------------------------------------
 
-def main(argv=None):
+def main(argv=None, soc_cls=None):
+    """The target's command line; ``soc_cls``: a subclass of ``BaseSoC`` (a user's design)."""
+    soc_cls = soc_cls or BaseSoC
     from literecorder.targets.board_cli import board_main
-    return board_main("kc705", xilinx_kc705.Platform, BaseSoC,
+    return board_main("kc705", Platform, soc_cls,
         programmer = lambda cable: OpenFPGALoader(board="kc705", cable=cable or ""),
         flash      = True,
         argv       = argv)

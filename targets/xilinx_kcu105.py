@@ -22,7 +22,7 @@ from migen import *
 
 from litex.gen import *
 
-from litex_boards.platforms import xilinx_kcu105
+from litex_boards.platforms import xilinx_kcu105 as board_platform
 
 from litex.soc.cores.clock import USMMCM, USIDELAYCTRL
 from litex.build.openfpgaloader import OpenFPGALoader
@@ -32,6 +32,9 @@ from litedram.phy import usddrphy
 
 from literecorder.soc.board_soc import LiteRecorderBoardSoC
 from literecorder.cores.pcie.phy import USRootPortPHY
+
+#: litex-boards' platform of the board (``xilinx_kcu105.Platform`` for a user of this module).
+Platform = board_platform.Platform
 
 # CRG ----------------------------------------------------------------------------------------------
 
@@ -68,7 +71,7 @@ class BaseSoC(LiteRecorderBoardSoC):
     board = "kcu105"
 
     def __init__(self, sys_clk_freq=125e6, **kwargs):
-        platform = xilinx_kcu105.Platform()
+        platform = Platform()
         self.crg = _CRG(platform, sys_clk_freq)
         LiteRecorderBoardSoC.__init__(self, platform, sys_clk_freq, **kwargs)
 
@@ -85,9 +88,11 @@ class BaseSoC(LiteRecorderBoardSoC):
 
 # Build --------------------------------------------------------------------------------------------
 
-def main(argv=None):
+def main(argv=None, soc_cls=None):
+    """The target's command line; ``soc_cls``: a subclass of ``BaseSoC`` (a user's design)."""
+    soc_cls = soc_cls or BaseSoC
     from literecorder.targets.board_cli import board_main
-    return board_main("kcu105", xilinx_kcu105.Platform, BaseSoC,
+    return board_main("kcu105", Platform, soc_cls,
         programmer = lambda cable: OpenFPGALoader(cable=cable or "jtag-smt2-nc",
             fpga_part="xcku040ffva1156"),
         flash      = True,

@@ -25,7 +25,7 @@ from migen import *
 
 from litex.gen import *
 
-from litex_boards.platforms import xilinx_zcu106
+from litex_boards.platforms import xilinx_zcu106 as board_platform
 
 from litex.soc.cores.clock import USMMCM, USIDELAYCTRL
 from litex.build.generic_platform import Subsignal, Pins, IOStandard
@@ -39,11 +39,11 @@ from literecorder.cores.pcie.phy import USPRootPortPHY
 
 # Platform -----------------------------------------------------------------------------------------
 
-class Platform(xilinx_zcu106.Platform):
+class Platform(board_platform.Platform):
     """litex-boards' ZCU106 with its 125 MHz clock input as the board's XDC has it: LVDS (bank 68,
     VCCO = VADJ_FMC, 1.8 V; litex-boards declares DIFF_SSTL15, a 1.5 V standard)."""
     def __init__(self, *args, **kwargs):
-        xilinx_zcu106.Platform.__init__(self, *args, **kwargs)
+        board_platform.Platform.__init__(self, *args, **kwargs)
         available = self.constraint_manager.available
         for i, io in enumerate(available):
             if io[:2] == ("clk125", 0):
@@ -106,9 +106,11 @@ class BaseSoC(LiteRecorderBoardSoC):
 
 # Build --------------------------------------------------------------------------------------------
 
-def main(argv=None):
+def main(argv=None, soc_cls=None):
+    """The target's command line; ``soc_cls``: a subclass of ``BaseSoC`` (a user's design)."""
+    soc_cls = soc_cls or BaseSoC
     from literecorder.targets.board_cli import board_main
-    return board_main("zcu106", Platform, BaseSoC,
+    return board_main("zcu106", Platform, soc_cls,
         programmer = lambda cable: OpenFPGALoader(board="zcu106", cable=cable or ""),
         flash      = "the PL is configured by the processing system at boot (a BOOT.BIN with an FSBL "
                      "and this bitstream, made with bootgen), which this target does not produce; "
