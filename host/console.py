@@ -135,6 +135,18 @@ class Console:
         self.error     = error
         self.buf       = bytearray()
         self.pos       = 0              # End of the last prompt matched.
+        self._log_pending = b""
+
+    def _log_text(self, chunk):
+        """The log without ANSI sequences (it is read as text); a sequence cut at the end of a chunk
+        (the UART delivers a byte at a time) waits for the rest."""
+        data = self._log_pending + bytes(chunk)
+        esc = data.rfind(b"\x1b")
+        cut = len(data)
+        if esc >= 0 and not ANSI_RE.match(data, esc) and len(data) - esc < 16:
+            cut = esc
+        self._log_pending = data[cut:]
+        self.log.write(ANSI_RE.sub(b"", data[:cut]))
 
     def _tail(self):
         return text(self.buf[-2000:])
@@ -147,7 +159,7 @@ class Console:
         if chunk:
             self.buf.extend(chunk)
             if self.log:
-                self.log.write(ANSI_RE.sub(b"", chunk))     # (a log is read as text: no colours)
+                self._log_text(chunk)
             if self.echo:
                 self.echo(text(chunk))
         return chunk

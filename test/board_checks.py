@@ -109,7 +109,8 @@ def bios_commands(elf):
     pointer per command into its ``.bios_cmds`` section."""
     nm = shutil.which("riscv64-unknown-elf-nm") or "nm"
     out = subprocess.run([nm, elf], capture_output=True, text=True, check=True).stdout
-    return set(re.findall(r"\s__bios_cmd_(\w+)$", out, re.M))
+    # (__bios_cmd_start/__bios_cmd_end: the section's bounds, from the linker script.)
+    return set(re.findall(r"\s__bios_cmd_(\w+)$", out, re.M)) - {"start", "end"}
 
 # TCL / XDC ----------------------------------------------------------------------------------------
 

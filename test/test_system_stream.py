@@ -75,6 +75,16 @@ def test_adc_faster_than_the_drive_after_its_cache_drops_whole_words_accounted_e
     log = drop_log(sim, st["drops"])
     assert len(log) == st["drops"] <= 512
     assert sum(n for _, n, _ in log) == st["bytes_dropped"]
+    # Without arguments, the first 16 entries, and a line that says the list was cut.
+    out = sim.cmd("rec_drops")
+    shown = [d for d in parse_results(out) if d["name"] == "rec_drop"]
+    assert len(shown) == min(16, st["drops"])
+    cut = [l for l in out.splitlines() if l.startswith("rec_drops: entries")]
+    if st["drops"] > 16:
+        assert cut == [f"rec_drops: entries 0-15 shown, {st['drops'] - 16} more in the log: "
+            f"rec_drops 16 {st['drops'] - 16} shows them"], out
+    else:
+        assert cut == [], out
     assert all(p % 64 == 0 and n % 64 == 0 and a == 0 for p, n, a in log)
     assert log[0][0] >= 256*MiB
     # Every kept byte at its place: the pattern stream without the logged gaps.

@@ -54,7 +54,7 @@ class CounterLogic(LiteXModule):
         self.armed, self.recording, self.replaying = Signal(), Signal(), Signal()
 
         self._words    = CSRStorage(32, reset=4096, description="Counter words per recording.")
-        self._kick     = CSR(description="Write: a hardware start now, armed or not (a test of the recorder's refusals).")
+        self._kick     = CSR()      # Write: a hardware start now, armed or not (the recorder's refusals).
         self._produced = CSRStatus(32, description="Words the source produced in the last recording.")
         self._checked  = CSRStatus(32, description="Words the checker received in the last replay.")
         self._errors   = CSRStatus(32, description="Of them, words that were not their index.")

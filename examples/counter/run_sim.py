@@ -28,9 +28,10 @@ def csr_address(build, name):
     """Address of CSR ``name`` (csr.csv of the build): what `mem_read`/`mem_write` take."""
     with open(os.path.join(build.output_dir, "csr.csv")) as f:
         for line in f:
-            kind, csr, addr, *_ = line.strip().split(",")
-            if kind == "csr_register" and csr == name:
-                return int(addr, 0)
+            if line.startswith("csr_register,"):
+                _, csr, addr, *_ = line.strip().split(",")
+                if csr == name:
+                    return int(addr, 0)
     raise KeyError(name)
 
 def read_csr(session, build, name):

@@ -1483,6 +1483,12 @@ static void rec_drops_handler(int nb_params, char **params)
 			(unsigned long long)recorder_log_pos_read(), (unsigned long long)recorder_log_len_read(),
 			(int)recorder_log_abort_read());
 	}
+	{
+		uint64_t logged = drops < RECORDER_LOG_DEPTH ? drops : RECORDER_LOG_DEPTH;
+		if (i < logged)
+			printf("rec_drops: entries %lu-%lu shown, %llu more in the log: rec_drops %lu %llu shows them\n",
+				first, i ? i - 1 : 0, (unsigned long long)(logged - i), i, (unsigned long long)(logged - i));
+	}
 }
 define_command(rec_drops, rec_drops_handler, "Drop log: rec_drops [first] [count]", LITEREC_CMDS);
 
