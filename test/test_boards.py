@@ -5,9 +5,10 @@
 
 """Board targets without Vivado: each target and SSD count generates (Verilog, Vivado TCL with the
 root-port IP creation, XDC), the root-port IP configuration in the TCL agrees with the family's
-product guide, the XDC constrains the reference clocks, the placement and the clock-domain
-crossings, the whole design lints with Verilator against primitive and hard-IP stubs, and the
-FPGA Drive FMC pins are real package pins on banks of the right voltage. Also: the command line
+product guide, the XDC constrains the reference clocks and the clock-domain crossings, the placement
+comes as pre-placement commands (after the IP's own XDC), the whole design lints with Verilator
+against primitive and hard-IP stubs, and the FPGA Drive FMC pins are real package pins on banks of
+the right voltage. Also: the command line
 (bad arguments, --build without Vivado), the PERST# sequencer, the DRAM budget."""
 
 import os
