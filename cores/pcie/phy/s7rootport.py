@@ -241,8 +241,9 @@ class S7RootPortPHY(RootPortPHY):
             o_O   = ClockSignal("pipe_pclk"),
         )
         # The BUFGCTRL's select is not a timed path (the switch is glitch-free and only follows a
-        # rate change): false path through it, as LitePCIe's S7PCIEPHY (kept net, `set_false_path
-        # -through [get_nets ...pclk_sel]`; here the net's own name rather than a wildcard).
+        # rate change): false path through it, as upstream LitePCIe's S7PCIEPHY (enjoy-digital/
+        # litepcie 2026; not in the 2024.12 package): a kept net and `set_false_path -through
+        # [get_nets ...pclk_sel]`, here with the net's own name rather than a wildcard.
         pclk_sel.attr.add("keep")
         platform.add_platform_command("set_false_path -through [get_nets {{{pclk_sel}}}]",
             pclk_sel=pclk_sel)

@@ -24,8 +24,9 @@ SOURCES = {
                      "usppciephy.py: the endpoint configurations of the same IPs",
     "LITEPCIE-RP"  : "enjoy-digital/litepcie a71443e (2026-06) litepcie/phy/s7pciephy.py, uspciephy.py, "
                      "usppciephy.py: RootPort mode of the same IPs",
-    "CONNECTAL"    : "cambridgehackers/connectal scripts (pcie_7x 'pcie_7x_rp' with Device_Port_Type "
-                     "Root_Port_of_PCI_Express_Root_Complex; scripts/generate-pcie-gen1x8.tcl)",
+    "CONNECTAL"    : "cambridgehackers/connectal scripts/connectal-synth-pcie-rp.tcl (pcie_7x 'pcie_7x_rp', "
+                     "Device_Port_Type Root_Port_of_PCI_Express_Root_Complex), "
+                     "scripts/generate-pcie-gen1x8.tcl (pcie_7x, Use_Class_Code_Lookup_Assistant false)",
     "CORUNDUM-US"  : "corundum/corundum fpga/lib/pcie/example/ExaNIC_X10/fpga_axi/ip/pcie3_ultrascale_0.tcl, "
                      "fpga/mqnic/DNPCIe_40G_KU_LL_2QSFP/fpga/ip/pcie3_ultrascale_0.tcl, "
                      "fpga/mqnic/VCU108/fpga_10g/ip/pcie3_ultrascale_0.tcl",
