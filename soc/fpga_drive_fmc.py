@@ -23,6 +23,11 @@ Sources (facts only, the lists below are written for this project):
   litex-boards 2023.12 platforms (KC705 and KCU105 ``HPC`` connectors) and by the board XDCs of
   github.com/fpganinja (KCU105 J22, ZCU106 J5 = HPC0) which name the GT channel of each DP pair.
 
+- [OPSERO-TCL] the same repository, ``Vivado/src/bd/bd_mb.tcl`` (KCU105, axi_pcie3) and
+  ``bd_zynqmp.tcl`` (ZCU106, xdma): the root-port IPs of every UltraScale(+) design for this adapter
+  select the transceivers' ``Chip-to-Chip`` insertion-loss profile with ``INS_LOSS_NYQ`` 5 (dB) for
+  the adapter's short traces (``CHANNEL_LOSS``).
+
 Lane order: SSD1's lanes 0-3 are the FMC's DP0-DP3, SSD2's are DP4-DP7 ([OPSERO-XDC] LOCs each
 ``channel_inst[i]`` on the channel that [BOARD-XDC] gives for DPi, resp. DP(4+i)). The channels are
 not always in order within the quad (ZCU106: DP0..3 = X0Y14, X0Y13, X0Y15, X0Y12): the placement
@@ -35,6 +40,12 @@ SSD on the carrier's user LEDs instead.
 """
 
 from litex.build.generic_platform import Pins, Subsignal, IOStandard
+
+# Channel ------------------------------------------------------------------------------------------
+
+# (ins_loss_profile, INS_LOSS_NYQ) of the UltraScale(+) root-port IPs ([OPSERO-TCL]). The 7-series
+# pcie_7x has no such parameter.
+CHANNEL_LOSS = ("Chip-to-Chip", 5)
 
 # Carriers -----------------------------------------------------------------------------------------
 #

@@ -30,6 +30,7 @@ from litex.build.openfpgaloader import OpenFPGALoader
 from litedram.modules import EDY4016A
 from litedram.phy import usddrphy
 
+from literecorder.soc import fpga_drive_fmc
 from literecorder.soc.board_soc import LiteRecorderBoardSoC
 from literecorder.cores.pcie.phy import USRootPortPHY
 
@@ -84,7 +85,7 @@ class BaseSoC(LiteRecorderBoardSoC):
 
     def root_port_phy(self, pads, index, quad, **kwargs):
         return USRootPortPHY(self.platform, pads, speed="gen3", gt_quad=quad,
-            ip_name=f"pcie_us_rp{index}", **kwargs)
+            channel_loss=fpga_drive_fmc.CHANNEL_LOSS, ip_name=f"pcie_us_rp{index}", **kwargs)
 
 # Build --------------------------------------------------------------------------------------------
 

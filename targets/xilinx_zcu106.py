@@ -34,6 +34,7 @@ from litex.build.openfpgaloader import OpenFPGALoader
 from litedram.modules import MT40A256M16
 from litedram.phy import usddrphy
 
+from literecorder.soc import fpga_drive_fmc
 from literecorder.soc.board_soc import LiteRecorderBoardSoC
 from literecorder.cores.pcie.phy import USPRootPortPHY
 
@@ -102,7 +103,7 @@ class BaseSoC(LiteRecorderBoardSoC):
 
     def root_port_phy(self, pads, index, quad, **kwargs):
         return USPRootPortPHY(self.platform, pads, speed="gen3", gt_quad=quad,
-            ip_name=f"pcie_usp_rp{index}", **kwargs)
+            channel_loss=fpga_drive_fmc.CHANNEL_LOSS, ip_name=f"pcie_usp_rp{index}", **kwargs)
 
 # Build --------------------------------------------------------------------------------------------
 

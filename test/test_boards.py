@@ -5,9 +5,10 @@
 
 """Board targets without Vivado: each target and SSD count generates (Verilog, Vivado TCL with the
 root-port IP creation, XDC), the root-port IP configuration in the TCL agrees with the family's
-product guide, the XDC constrains the reference clocks, the placement and the clock-domain
-crossings, the whole design lints with Verilator against primitive and hard-IP stubs, and the
-FPGA Drive FMC pins are real package pins on banks of the right voltage. Also: the command line
+product guide, the XDC constrains the reference clocks and the clock-domain crossings, the placement
+comes as pre-placement commands (after the IP's own XDC), the whole design lints with Verilator
+against primitive and hard-IP stubs, and the FPGA Drive FMC pins are real package pins on banks of
+the right voltage. Also: the command line
 (bad arguments, --build without Vivado), the PERST# sequencer, the DRAM budget."""
 
 import os
@@ -61,8 +62,8 @@ def check_s7_ip(config, link):
     p = []
     want = {"Device_Port_Type": "Root_Port_of_PCI_Express_Root_Complex", "Link_Speed": "5.0_GT/s",
         "Trgt_Link_Speed": "4'h2", "Maximum_Link_Width": "X4", "Ref_Clk_Freq": "100_MHz",
-        "Bar0_Enabled": "false", "Base_Class_Menu": "Bridge_device", "Class_Code_Base": "06",
-        "Class_Code_Sub": "04", "PCIe_Blk_Locn": link["pcie_blk_locn"]}
+        "Bar0_Enabled": "false", "Use_Class_Code_Lookup_Assistant": "false", "Class_Code_Base": "06",
+        "Class_Code_Sub": "04", "Class_Code_Interface": "00", "PCIe_Blk_Locn": link["pcie_blk_locn"]}
     p += [f"{k} = {config.get(k)!r}, not {v!r}" for k, v in want.items() if config.get(k) != v]
     if (config.get("Interface_Width"), config.get("User_Clk_Freq")) not in [("64_bit", "250"),
         ("128_bit", "125")]:
@@ -76,15 +77,19 @@ def check_us_ip(config, link, usp=False):
     p = []
     want = {"device_port_type": "Root_Port_of_PCI_Express_Root_Complex",
         "PL_LINK_CAP_MAX_LINK_SPEED": "8.0_GT/s", "PL_LINK_CAP_MAX_LINK_WIDTH": "X4",
-        "REF_CLK_FREQ": "100_MHz", "pf0_bar0_enabled": "false",
-        "type1_membase_memlimit_enable": "Enabled", "PF0_CLASS_CODE": "060400",
-        "pcie_blk_locn": link["pcie_blk_locn"], "coreclk_freq": "250"}
+        "pf0_bar0_enabled": "false", "type1_membase_memlimit_enable": "Enabled",
+        "PF0_Use_Class_Code_Lookup_Assistant": "false", "PF0_CLASS_CODE": "060400",
+        "pcie_blk_locn": link["pcie_blk_locn"], "coreclk_freq": "250",
+        # The FMC's short traces (Opsero's designs for this adapter).
+        "ins_loss_profile": "Chip-to-Chip", "INS_LOSS_NYQ": "5"}
     if usp:
-        want.update(select_quad=f"GTH_Quad_{link['quad']}", en_gt_selection="true")
+        want.update(select_quad=f"GTH_Quad_{link['quad']}", en_gt_selection="true",
+            REF_CLK_FREQ="100_MHz")
     else:
         # pcie3_ultrascale: PG156 offers X0Y2 only quad 227 (x4), X0Y1 only 226: the quads the
-        # KCU105's FMC uses (228, 227) are reached by the lanes' LOCs, no IP quad selection.
-        want.update(select_quad=None, en_gt_selection=None)
+        # KCU105's FMC uses (228, 227) are reached by the lanes' LOCs, no IP quad selection; the
+        # reference clock is the IP's default 100 MHz (PG156), not set.
+        want.update(select_quad=None, en_gt_selection=None, REF_CLK_FREQ=None)
     p += [f"{k} = {config.get(k)!r}, not {v!r}" for k, v in want.items() if config.get(k) != v]
     if (config.get("axisten_if_width"), config.get("axisten_freq")) not in [("128_bit", "250"),
         ("256_bit", "125")]:
@@ -135,24 +140,42 @@ def test_board_generates_tcl_xdc_and_lints(board, ssds):
         assert re.search(rf"^{module}{i} {module}{i}\(", verilog, re.M)
     assert f"read_xdc {gen.top}.xdc" in tcl and any("VexRiscv" in s for s in bc.tcl_sources(tcl))
 
-    # XDC: every port on its own pin; reference clocks; GT channel and PCIe block LOCs that follow
-    # the pins; CDC max delays (one destination period) both ways; no false path or clock group
-    # on a pcie clock.
+    # XDC: every port on its own pin; reference clocks; the lanes' pins on the GT channels the
+    # placement uses; CDC max delays (one destination period) both ways; no false path or clock
+    # group on a pcie clock. TCL: the GT channel and PCIe block LOCs as pre-placement commands
+    # (after opt_design, before place_design: after the IP's own XDC, which LiteX's EARLY XDC
+    # precedes), each after a reset of the IP's LOCs; none in the XDC.
     locs = bc.xdc_locs(xdc)
     assert len(set(locs.values())) == len(locs)
     facts = FACTS[board]
+    pre_placement = tcl[tcl.index("\nopt_design "):tcl.index("\nplace_design ")]
+    assert not re.search(r"^(re)?set_property LOC \S* ?\[get_cells", xdc, re.M)
     for i, link in enumerate(links[:ssds]):
         port = f"fpga_drive_fmc_pcie{i}"
         assert f"create_clock -name {port}_clk_p -period 10.0 [get_ports {port}_clk_p]" in xdc
+        gt = re.escape(link["gt_channels"][0].rsplit("_X", 1)[0])
+        resets = [m.start() for m in re.finditer(rf"^reset_property LOC \[get_cells .*{gt} && "
+            rf"NAME =~ \"{module}{i}/\.\*\"\}}\]$", pre_placement, re.M)]
+        assert len(resets) == 1, (i, resets)
         for lane in range(4):
             pin  = locs[f"{port}_rx_p[{lane}]"]
             site = facts["gt_sites"][pin]
             assert site == link["gt_channels"][lane]
-            assert re.search(rf"^set_property LOC {site} \[get_cells .*\"{module}{i}/\*(pipe_lane|"
-                rf"channel_inst)\[{lane}\]\*\"\}}\]$", xdc, re.M), (i, lane)
-        assert re.search(rf"^set_property LOC {link['pcie_site']} \[get_cells .*\"{module}{i}/\*\"",
-            xdc, re.M)
+            m = re.search(rf"^set_property LOC {site} \[get_cells .*\"{module}{i}/\.\*(pipe_lane|"
+                rf"channel_inst)\\\[{lane}\\\]\.\*\"\}}\]$", pre_placement, re.M)
+            assert m and m.start() > resets[0], (i, lane)
+        assert re.search(rf"^reset_property LOC \[get_cells .*\"{module}{i}/\.\*\"\}}\]\n"
+            rf"set_property LOC {link['pcie_site']} \[get_cells .*\"{module}{i}/\.\*\"", pre_placement, re.M)
         assert f"set_false_path -to [get_ports {{{port}_rst_n}}]" in xdc
+    if board == "kc705":
+        # LitePCIe S7PCIEPHY: the IP's GTXE2_COMMON and block RAM LOCs released; the PIPE clock
+        # select into its BUFGCTRL false-pathed.
+        for cell in ["gtx_common.gtxe2_common_i", "genblk*.bram36_tdp_bl.bram36_tdp_bl"]:
+            assert (f"reset_property LOC [get_cells -hierarchical -filter {{NAME=~{module}0/*{cell}}}]"
+                in pre_placement)
+        sel = re.findall(r"^set_false_path -through \[get_nets \{(\w+)\}\]$", xdc, re.M)
+        assert len(sel) == 1 and sel[0].endswith("pclk_sel")
+        assert re.search(rf"^BUFGCTRL BUFGCTRL\([^;]*\.S1\s*\({sel[0]}\)", verilog, re.M)
     # The board's system clock input in the standard of its bank (ZCU106: CLK_125 is LVDS in bank
     # 68 at VADJ_FMC 1.8 V, the board's XDC; litex-boards declares DIFF_SSTL15).
     if board == "zcu106":

@@ -43,7 +43,8 @@ FAMILIES = {
 # Expected root-port CONFIG properties (name, value) in the IP TCL.
 ROOT_PORT_TCL = {
     "s7" : [("Device_Port_Type", "Root_Port_of_PCI_Express_Root_Complex"),
-        ("Base_Class_Menu", "Bridge_device"), ("Class_Code_Base", "06"), ("Class_Code_Sub", "04"),
+        ("Use_Class_Code_Lookup_Assistant", "false"), ("Class_Code_Base", "06"),
+        ("Class_Code_Sub", "04"), ("Class_Code_Interface", "00"),
         ("Bar0_Enabled", "false"), ("Maximum_Link_Width", "X4"), ("Link_Speed", "5.0_GT/s"),
         ("Max_Payload_Size", "512_bytes")],
     "us" : [("device_port_type", "Root_Port_of_PCI_Express_Root_Complex"),

@@ -66,14 +66,25 @@ def check_payload_sizes(max_payload_size, max_read_request_size, root_mps_cap):
 
 # IP TCL -------------------------------------------------------------------------------------------
 
-def ip_tcl(ip, module_name, config, unverified=()):
+def ip_tcl(ip, module_name, config):
     """Vivado TCL creating the integrated block's IP (as LitePCIe PHYs add theirs to the platform's
-    ``pre_synthesis_commands``, whose entries LiteX passes through ``str.format``). ``unverified`` lists CONFIG names that could not be confirmed for
-    this IP here (no Vivado): they are named in a comment above the property list."""
+    ``pre_synthesis_commands``, whose entries LiteX passes through ``str.format``).
+
+    Every CONFIG name was checked against a published use of the same IP (``xilinx_ip_params``);
+    a comment above the property list names those seen only on a wrapper IP and any name added by
+    the user that is not in that list. Entries whose value is None are left out (the IP's default):
+    ``phy.update_config({name: None})`` removes one."""
+    from literecorder.cores.pcie.phy.xilinx_ip_params import confirmed_name, WRAPPER_ONLY
+    config  = {k: v for k, v in config.items() if v is not None}
+    unknown = [k for k in config if confirmed_name(ip, k) is None]
+    wrapper = [k for k in config if confirmed_name(ip, k) in WRAPPER_ONLY[ip]]
     tcl = [f"# {module_name}: {ip} in root-port mode (LiteRecorder root-port PHY)."]
-    if unverified:
-        tcl.append("# CONFIG names not confirmed for this IP (check on first Vivado run): "
-            + ", ".join(unverified) + ".")
+    if wrapper:
+        tcl.append("# CONFIG names published only on the Xilinx IP that embeds this one (doc/boards.md): "
+            + ", ".join(wrapper) + ".")
+    if unknown:
+        tcl.append("# CONFIG names added by the user, not in LiteRecorder's confirmed list: "
+            + ", ".join(unknown) + ".")
     tcl.append(f"create_ip -vendor xilinx.com -name {ip} -module_name {module_name}")
     tcl.append(f"set obj [get_ips {module_name}]")
     tcl.append("set_property -dict [list \\")
@@ -82,6 +93,30 @@ def ip_tcl(ip, module_name, config, unverified=()):
     tcl.append("] $obj")
     tcl.append("synth_ip $obj")
     return tcl
+
+def cells_filter(ip_name, primitive_type, name_regexp=".*"):
+    """``get_cells`` of the IP instance ``ip_name``'s leaf cells of ``primitive_type`` (a Vivado
+    PRIMITIVE_TYPE regular expression) whose name matches ``ip_name/<name_regexp>`` (braces doubled
+    for ``str.format``; the filter style of Opsero's FPGA Drive FMC constraints)."""
+    return (f"[get_cells -hierarchical -regexp -filter {{{{PRIMITIVE_TYPE =~ {primitive_type} && "
+        f"NAME =~ \"{ip_name}/{name_regexp}\"}}}}]")
+
+def placement_commands(ip_name, gt_type, lane_regexp, gt_channels, block_type, block_site):
+    """Vivado pre-placement TCL that puts lane ``i``'s transceiver channel on ``gt_channels[i]`` and
+    the integrated block on ``block_site``.
+
+    LiteX reads its XDC with PROCESSING_ORDER EARLY; the IP's own XDC comes after it and LOCs the
+    lanes on the IP's default sites (last physical constraint wins), so LOCs in LiteX's XDC would be
+    overridden. Commands run before ``place_design`` (``pre_placement_commands``) come after every
+    XDC: they first reset the IP's LOCs, then set ours (as LitePCIe's ``add_gt_loc_constraints``)."""
+    cmds = [f"# {ip_name}: lanes and integrated block on the FPGA Drive FMC's sites."]
+    cmds.append(f"reset_property LOC {cells_filter(ip_name, gt_type)}")
+    for lane, site in enumerate(gt_channels):
+        cmds.append(f"set_property LOC {site} {cells_filter(ip_name, gt_type, lane_regexp.format(lane))}")
+    if block_site is not None:
+        cmds.append(f"reset_property LOC {cells_filter(ip_name, block_type)}")
+        cmds.append(f"set_property LOC {block_site} {cells_filter(ip_name, block_type)}")
+    return cmds
 
 # Layouts ------------------------------------------------------------------------------------------
 

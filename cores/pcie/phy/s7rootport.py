@@ -211,7 +211,7 @@ class S7RootPortPHY(RootPortPHY):
         # an MMCM on TXOUTCLK makes 125/250 MHz PCLK (selected per rate), USERCLK1 and USERCLK2.
         txoutclk      = Signal()
         txoutclk_bufg = Signal()
-        pclk_sel      = Signal(nlanes)
+        pipe_pclk_sel = Signal(nlanes)
         self.cd_pipe_clk125   = ClockDomain()
         self.cd_pipe_clk250   = ClockDomain()
         self.cd_pipe_userclk1 = ClockDomain()
@@ -224,22 +224,30 @@ class S7RootPortPHY(RootPortPHY):
         mmcm.create_clkout(self.cd_pipe_clk250,   250e6,              margin=0)
         mmcm.create_clkout(self.cd_pipe_userclk1, self.userclk1_freq, margin=0)
         mmcm.create_clkout(self.cd_pipe_userclk2, self.userclk2_freq, margin=0)
-        pclk_sel_r = Signal(nlanes)
-        pclk_250   = Signal()
-        self.specials += MultiReg(pclk_sel, pclk_sel_r, "pipe_pclk")
+        pipe_pclk_sel_r = Signal(nlanes)
+        pclk_sel        = Signal() # 1: PCLK from the 250 MHz clock (5.0 GT/s on every lane).
+        self.specials += MultiReg(pipe_pclk_sel, pipe_pclk_sel_r, "pipe_pclk")
         self.sync.pipe_pclk += [
-            If(pclk_sel_r == (2**nlanes - 1), pclk_250.eq(1)),
-            If(pclk_sel_r == 0,               pclk_250.eq(0)),
+            If(pipe_pclk_sel_r == (2**nlanes - 1), pclk_sel.eq(1)),
+            If(pipe_pclk_sel_r == 0,               pclk_sel.eq(0)),
         ]
         self.specials += Instance("BUFGCTRL",
             i_CE0 = 1,
             i_CE1 = 1,
             i_I0  = ClockSignal("pipe_clk125"),
             i_I1  = ClockSignal("pipe_clk250"),
-            i_S0  = ~pclk_250,
-            i_S1  = pclk_250,
+            i_S0  = ~pclk_sel,
+            i_S1  = pclk_sel,
             o_O   = ClockSignal("pipe_pclk"),
         )
+        # The BUFGCTRL's select is not a timed path (the switch is glitch-free and only follows a
+        # rate change): false path through it, as upstream LitePCIe's S7PCIEPHY (enjoy-digital/
+        # litepcie 2026; not in the 2024.12 package): a kept net and `set_false_path -through
+        # [get_nets ...pclk_sel]`, here with the net's own name rather than a wildcard.
+        pclk_sel.attr.add("keep")
+        platform.add_platform_command("set_false_path -through [get_nets {{{pclk_sel}}}]",
+            pclk_sel=pclk_sel)
+        self.pclk_sel = pclk_sel
 
         # TX (Root Complex -> SSD) -----------------------------------------------------------------
         self.tx_datapath = PHYTXDatapath(
@@ -318,7 +326,7 @@ class S7RootPortPHY(RootPortPHY):
             i_pipe_pclk_in               = ClockSignal("pipe_pclk"),
             o_pipe_txoutclk_out          = txoutclk,
             o_pipe_rxoutclk_out          = Open(nlanes),
-            o_pipe_pclk_sel_out          = pclk_sel,
+            o_pipe_pclk_sel_out          = pipe_pclk_sel,
             o_pipe_gen3_out              = Open(),
             i_pipe_rxusrclk_in           = ClockSignal("pipe_pclk"),
             i_pipe_rxoutclk_in           = Constant(0, nlanes),
@@ -408,34 +416,34 @@ class S7RootPortPHY(RootPortPHY):
         self.config.update(config)
 
     def get_ip_config(self):
+        # Sources of each name and value: xilinx_ip_params.IP_PARAMS["pcie_7x"].
         config = {
-            "Component_Name"           : self.ip_name,
-            "mode_selection"           : "Advanced",
-            "Device_Port_Type"         : "Root_Port_of_PCI_Express_Root_Complex",
-            "Maximum_Link_Width"       : f"X{self.nlanes}",
-            "Link_Speed"               : "5.0_GT/s",
-            "Trgt_Link_Speed"          : "4'h2",
-            "Interface_Width"          : f"{self.data_width}_bit",
-            "User_Clk_Freq"            : int(self.userclk2_freq/1e6),
-            "Ref_Clk_Freq"             : f"{int(self.refclk_freq/1e6)}_MHz",
-            "PCIe_Blk_Locn"            : self.pcie_blk_locn,
-            "Device_ID"                : 7110 + self.nlanes,
-            "Base_Class_Menu"          : "Bridge_device",
-            "Sub_Class_Interface_Menu" : "PCI_to_PCI_bridge",
-            "Class_Code_Base"          : "06",
-            "Class_Code_Sub"           : "04",
-            "Class_Code_Interface"     : "00",
-            "Bar0_Enabled"             : "false", # The root port claims no BAR: DMA addresses pass.
-            "Max_Payload_Size"         : f"{self.root_mps_cap}_bytes",
-            "Legacy_Interrupt"         : "None",
-            "IntX_Generation"          : "false",
+            "Component_Name"                  : self.ip_name,
+            "mode_selection"                  : "Advanced",
+            "Device_Port_Type"                : "Root_Port_of_PCI_Express_Root_Complex",
+            "Maximum_Link_Width"              : f"X{self.nlanes}",
+            "Link_Speed"                      : "5.0_GT/s",
+            "Trgt_Link_Speed"                 : "4'h2",
+            "Interface_Width"                 : f"{self.data_width}_bit",
+            "User_Clk_Freq"                   : int(self.userclk2_freq/1e6),
+            "Ref_Clk_Freq"                    : f"{int(self.refclk_freq/1e6)}_MHz",
+            "PCIe_Blk_Locn"                   : self.pcie_blk_locn,
+            "Device_ID"                       : 7110 + self.nlanes,
+            # Class code 060400 (PCI-to-PCI bridge) entered directly, the lookup menus unused.
+            "Use_Class_Code_Lookup_Assistant" : "false",
+            "Class_Code_Base"                 : "06",
+            "Class_Code_Sub"                  : "04",
+            "Class_Code_Interface"            : "00",
+            "Bar0_Enabled"                    : "false", # The root port claims no BAR: DMA addresses pass.
+            "Max_Payload_Size"                : f"{self.root_mps_cap}_bytes",
+            "Legacy_Interrupt"                : "None",
+            "IntX_Generation"                 : "false",
         }
         config.update(self.config)
         return config
 
     def add_sources(self, platform):
-        tcl = ip_tcl("pcie_7x", self.ip_name, self.get_ip_config(),
-            unverified=["Class_Code_Interface", "Sub_Class_Interface_Menu=PCI_to_PCI_bridge"])
+        tcl = ip_tcl("pcie_7x", self.ip_name, self.get_ip_config())
         platform.toolchain.pre_synthesis_commands += tcl
         self.ip_tcl = tcl
 
@@ -445,21 +453,32 @@ class S7RootPortPHY(RootPortPHY):
 
     # Placement ------------------------------------------------------------------------------------
     def add_placement(self, gt_channels, pcie_site=None):
-        """LOC constraints of the lanes' transceivers (``gt_channels[i]``: GTXE2_CHANNEL site of lane
-        ``i``, e.g. ``"GTXE2_CHANNEL_X0Y12"``) and of the integrated block (``pcie_site``, e.g.
-        ``"PCIE_X0Y0"``): the IP places its lanes for the board's edge connector by default."""
+        """Places the lanes' transceivers (``gt_channels[i]``: GTXE2_CHANNEL site of lane ``i``, e.g.
+        ``"GTXE2_CHANNEL_X0Y12"``) and the integrated block (``pcie_site``, e.g. ``"PCIE_X0Y0"``):
+        the IP places its lanes for the board's edge connector by default.
+
+        Vivado pre-placement commands (``placement_commands``), which come after the IP's own XDC;
+        like LitePCIe's S7PCIEPHY they also reset the IP's LOCs of its GTXE2_COMMON and, below x8,
+        of its block RAMs, which its XDC ties to the default lane sites."""
         if len(gt_channels) != self.nlanes:
             raise ValueError(f"{self.nlanes} lanes need {self.nlanes} GT channel sites, "
                 f"not {len(gt_channels)}.")
-        self.placement = (list(gt_channels), pcie_site)
         for lane, site in enumerate(gt_channels):
-            self.platform.add_platform_command(f"set_property LOC {site} [get_cells -hierarchical "
-                f"-filter {{{{PRIMITIVE_TYPE =~ IO.GT.GTXE2_CHANNEL && NAME =~ "
-                f"\"{self.ip_name}/*pipe_lane[{lane}]*\"}}}}]")
-        if pcie_site is not None:
-            self.platform.add_platform_command(f"set_property LOC {pcie_site} [get_cells "
-                f"-hierarchical -filter {{{{PRIMITIVE_TYPE =~ HARD_IP.pcie.* && NAME =~ "
-                f"\"{self.ip_name}/*\"}}}}]")
+            if not site.startswith("GTXE2_CHANNEL_"):
+                raise ValueError(f"lane {lane}: {site} is not a GTXE2_CHANNEL site.")
+        self.placement = (list(gt_channels), pcie_site)
+        cmds = self.platform.toolchain.pre_placement_commands
+        cmds += placement_commands(self.ip_name,
+            gt_type     = "IO.GT.GTXE2_CHANNEL",
+            lane_regexp = ".*pipe_lane\\[{}\\].*",
+            gt_channels = gt_channels,
+            block_type  = "HARD_IP.pcie.*",
+            block_site  = pcie_site)
+        cmds.append(f"reset_property LOC [get_cells -hierarchical -filter "
+            f"{{{{NAME=~{self.ip_name}/*gtx_common.gtxe2_common_i}}}}]")
+        if self.nlanes != 8:
+            cmds.append(f"reset_property LOC [get_cells -hierarchical -filter "
+                f"{{{{NAME=~{self.ip_name}/*genblk*.bram36_tdp_bl.bram36_tdp_bl}}}}]")
 
     # Finalize -------------------------------------------------------------------------------------
     def do_finalize(self):

@@ -95,6 +95,10 @@ class _USRootPortPHY(RootPortPHY):
         ``GTH_Quad_<gt_quad>``. UltraScale (``pcie3_ultrascale``): not given to the IP (PG156 offers
         each block only its adjacent quads, e.g. 227 for X0Y2 at x4); the lanes' LOC constraints
         place them, as Opsero's KCU105 designs do. None: the IP's default.
+    channel_loss : (str, int)
+        The lanes' channel: IP ``ins_loss_profile`` (``"Chip-to-Chip"``, ``"Add-in_Card"``,
+        ``"Backplane"``) and ``INS_LOSS_NYQ`` (insertion loss at Nyquist, dB), which set the
+        transceivers' receiver equalization. None: the IP's defaults.
     ip_name : str
         Module name of the generated IP and of its instance (one per root port).
     """
@@ -104,7 +108,7 @@ class _USRootPortPHY(RootPortPHY):
     def __init__(self, platform, pads, data_width=256, speed="gen3",
         mem_window=(0xe0000000, 0x100000), max_payload_size=256, max_read_request_size=512,
         root_mps_cap=512, ip_name=None, sys_clk_freq=None, perst_min_time=PERST_MIN_TIME,
-        pcie_blk_locn=None, gt_quad=None):
+        pcie_blk_locn=None, gt_quad=None, channel_loss=None):
         family = self.family
         f      = _FAMILIES[family]
         nlanes = len(pads.tx_p)
@@ -117,6 +121,12 @@ class _USRootPortPHY(RootPortPHY):
         check_choice("root_mps_cap", root_mps_cap, [128, 256, 512, 1024])
         check_payload_sizes(max_payload_size, max_read_request_size, root_mps_cap)
         check_memory_window(mem_window)
+        if channel_loss is not None:
+            profile, loss = channel_loss
+            check_choice("channel_loss profile", profile, ["Chip-to-Chip", "Add-in_Card", "Backplane"])
+            if not (isinstance(loss, int) and 0 < loss <= 30):
+                raise ValueError(f"channel_loss: insertion loss at Nyquist in whole dB (1 to 30), "
+                    f"not {loss!r}.")
         self.platform         = platform
         self.data_width       = data_width
         self.nlanes           = nlanes
@@ -127,6 +137,7 @@ class _USRootPortPHY(RootPortPHY):
         self.ip_name          = ip_name or f["ip_name"]
         self.pcie_blk_locn    = pcie_blk_locn
         self.gt_quad          = gt_quad
+        self.channel_loss     = channel_loss
         # User clock: the lowest of the block's frequencies that carries the link at this width
         # (PG156/PG213 "Supported clock frequencies and interface widths", e.g. Gen3 x4: 128 bits at
         # 250 MHz or 256 bits at 125 MHz).
@@ -335,6 +346,7 @@ class _USRootPortPHY(RootPortPHY):
 
     def get_ip_config(self):
         f = _FAMILIES[self.family]
+        # Sources of each name and value: xilinx_ip_params.IP_PARAMS[self.ip].
         config = {
             "Component_Name"                : self.ip_name,
             "mode_selection"                : "Advanced",
@@ -347,12 +359,8 @@ class _USRootPortPHY(RootPortPHY):
             "axisten_if_enable_client_tag"  : "true",
             "extended_tag_field"            : "true",
             "PF0_DEVICE_ID"                 : f"{f['device_id'] + self.nlanes:04X}",
+            # Class code 060400 (PCI-to-PCI bridge) entered directly, the lookup menus unused.
             "PF0_Use_Class_Code_Lookup_Assistant" : "false",
-            "pf0_base_class_menu"           : "Bridge_device",
-            "pf0_sub_class_interface_menu"  : "PCI_to_PCI_bridge",
-            "pf0_class_code_base"           : "06",
-            "pf0_class_code_sub"            : "04",
-            "pf0_class_code_interface"      : "00",
             "PF0_CLASS_CODE"                : "060400",
             "pf0_bar0_enabled"              : "false", # The root port claims no BAR.
             "type1_membase_memlimit_enable" : "Enabled",
@@ -362,8 +370,14 @@ class _USRootPortPHY(RootPortPHY):
             # PG213/PG156: core clock 250 MHz up to x4 (500 only from Gen3 x8).
             "coreclk_freq"                  : 500 if self.speed == "gen3" and self.nlanes >= 8 else 250,
             "plltype"                       : f["plltype"],
-            "REF_CLK_FREQ"                  : "100_MHz",
         }
+        if self.channel_loss is not None:
+            # Insertion-loss profile of the lanes' channel and its loss at Nyquist (dB): they set
+            # the transceivers' receiver equalization.
+            config["ins_loss_profile"], config["INS_LOSS_NYQ"] = self.channel_loss
+        if self.family == "usp":
+            # pcie3_ultrascale: 100 MHz is the IP's default (PG156); the name is not set there.
+            config["REF_CLK_FREQ"] = "100_MHz"
         if self.pcie_blk_locn is not None:
             config["pcie_blk_locn"] = self.pcie_blk_locn
         if self.gt_quad is not None and self.family == "usp":
@@ -373,10 +387,7 @@ class _USRootPortPHY(RootPortPHY):
         return config
 
     def add_sources(self, platform):
-        unverified = ["pf0_bar0_enabled", "type1_membase_memlimit_enable"]
-        if self.family == "us":
-            unverified += ["device_port_type", "REF_CLK_FREQ"]
-        tcl = ip_tcl(self.ip, self.ip_name, self.get_ip_config(), unverified=unverified)
+        tcl = ip_tcl(self.ip, self.ip_name, self.get_ip_config())
         platform.toolchain.pre_synthesis_commands += tcl
         self.ip_tcl = tcl
 
@@ -386,25 +397,27 @@ class _USRootPortPHY(RootPortPHY):
 
     # Placement ------------------------------------------------------------------------------------
     def add_placement(self, gt_channels, pcie_site=None):
-        """LOC constraints of the lanes' transceivers (``gt_channels[i]``: GTHE3/GTHE4_CHANNEL site of
-        lane ``i``, e.g. ``"GTHE3_CHANNEL_X0Y16"``) and of the integrated block (``pcie_site``, e.g.
+        """Places the lanes' transceivers (``gt_channels[i]``: GTHE3/GTHE4_CHANNEL site of lane ``i``,
+        e.g. ``"GTHE3_CHANNEL_X0Y16"``) and the integrated block (``pcie_site``, e.g.
         ``"PCIE_3_1_X0Y2"``). Boards route lanes to quads in their own order (an FMC's DP pairs are
-        not always channels 0..3 of one quad in order): the pins decide, these LOCs follow them."""
+        not always channels 0..3 of one quad in order): the pins decide, these LOCs follow them.
+
+        Vivado pre-placement commands (``placement_commands``), which come after the IP's own XDC;
+        the lane cells are found as in Opsero's FPGA Drive FMC constraints (``channel_inst[i]``)."""
         if len(gt_channels) != self.nlanes:
             raise ValueError(f"{self.nlanes} lanes need {self.nlanes} GT channel sites, "
                 f"not {len(gt_channels)}.")
         gt = {"us": "GTHE3_CHANNEL", "usp": "GTHE4_CHANNEL"}[self.family]
-        self.placement = (list(gt_channels), pcie_site)
         for lane, site in enumerate(gt_channels):
             if not site.startswith(gt + "_"):
                 raise ValueError(f"lane {lane}: {site} is not a {gt} site.")
-            self.platform.add_platform_command(f"set_property LOC {site} [get_cells -hierarchical "
-                f"-filter {{{{PRIMITIVE_TYPE =~ ADVANCED.GT.{gt} && NAME =~ "
-                f"\"{self.ip_name}/*channel_inst[{lane}]*\"}}}}]")
-        if pcie_site is not None:
-            self.platform.add_platform_command(f"set_property LOC {pcie_site} [get_cells "
-                f"-hierarchical -filter {{{{PRIMITIVE_TYPE =~ ADVANCED.PCIE.* && NAME =~ "
-                f"\"{self.ip_name}/*\"}}}}]")
+        self.placement = (list(gt_channels), pcie_site)
+        self.platform.toolchain.pre_placement_commands += placement_commands(self.ip_name,
+            gt_type     = f"ADVANCED.GT.{gt}",
+            lane_regexp = ".*channel_inst\\[{}\\].*",
+            gt_channels = gt_channels,
+            block_type  = "ADVANCED.PCIE.*",
+            block_site  = pcie_site)
 
     # Finalize -------------------------------------------------------------------------------------
     def do_finalize(self):
