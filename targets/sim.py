@@ -28,22 +28,8 @@ import argparse
 import subprocess
 import threading
 
-# Make the checkout importable as `literecorder` (also when the package is not installed).
-def _bootstrap():
-    import importlib.util
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    try:
-        import literecorder
-        if os.path.realpath(literecorder.ROOT) == os.path.realpath(root):
-            return
-    except ImportError:
-        pass
-    spec = importlib.util.spec_from_file_location("literecorder", os.path.join(root, "__init__.py"),
-        submodule_search_locations=[root])
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["literecorder"] = module
-    spec.loader.exec_module(module)
-_bootstrap()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _bootstrap # noqa: F401 -- makes the checkout importable as `literecorder` (installed or not).
 
 from literecorder import ROOT
 from literecorder.soc.recorder_soc import parse_size
@@ -677,7 +663,7 @@ def simio_from_args(args):
 def load_soc_class(spec):
     """``package.module:Class`` or ``path/to/file.py:Class`` -> the class (ValueError with what was
     wrong)."""
-    import importlib
+    import importlib, importlib.util
     mod_name, sep, cls_name = spec.rpartition(":")
     if not sep or not mod_name or not cls_name:
         raise ValueError(f"--soc {spec}: MODULE:CLASS, e.g. mydesign.soc:MySoC or mydesign/soc.py:MySoC")

@@ -585,35 +585,12 @@ class NVMeQueueEngine(LiteXModule):
         self.prp_window = rc.add_window("prp", base + NVME_PRP_OFFSET, entries*NVME_PAGE_SIZE,
             writable=False, on_chip=True)
 
-        # Configuration.
-        self.enable      = Signal()
-        self.qsize       = Signal(qbits, reset=entries)     # Entries of the SQ/CQ on the controller.
-        self.qd          = Signal(qbits, reset=entries - 1) # Commands in flight (< qsize).
-        self.nsid        = Signal(32, reset=1)
-        self.lba_shift   = Signal(4, reset=9)
-        self.max_blocks  = Signal(17, reset=256)            # Blocks per command (MDTS).
-        self.sq_db       = Signal(32)                       # Doorbell bus addresses (below 4 GiB).
-        self.cq_db       = Signal(32)
-        self.timeout     = Signal(32)                       # Cycles without completion (0: off).
-        self.clear_error = Signal()                         # Pulse: resume after an error.
-
-        # Streams.
+        # Configuration, streams, status (the interface table: ENGINE_CONFIG, ENGINE_STATUS).
+        self.enable   = Signal()
         self.sink     = stream.Endpoint(request_layout())
         self.source   = stream.Endpoint(completion_layout())
         self.doorbell = stream.Endpoint(doorbell_layout())
-
-        # Status.
-        self.ready        = Signal()
-        self.outstanding  = Signal(qbits)
-        self.error        = Signal()
-        self.err_status   = Signal(15)
-        self.err_lba      = Signal(64)
-        self.err_op       = Signal(3)
-        self.err_cid      = Signal(16)
-        self.submitted    = Signal(32)
-        self.completed    = Signal(32)
-        self.sq_doorbells = Signal(32)
-        self.cq_doorbells = Signal(32)
+        _engine_interface(self, entries, with_reset=True)
 
         # # #
 
@@ -625,12 +602,36 @@ class NVMeQueueEngine(LiteXModule):
             core.source.connect(self.source),
             core.doorbell.connect(self.doorbell),
         ]
-        for name in ["qsize", "qd", "nsid", "lba_shift", "max_blocks", "sq_db", "cq_db", "timeout",
-                     "clear_error"]:
+        for name, *_ in ENGINE_CONFIG:
             self.comb += getattr(core, name).eq(getattr(self, name))
-        for name in ["ready", "outstanding", "error", "err_status", "err_lba", "err_op", "err_cid",
-                     "submitted", "completed", "sq_doorbells", "cq_doorbells"]:
+        for name, _ in ENGINE_STATUS:
             self.comb += getattr(self, name).eq(getattr(core, name))
+
+# The engine's interface, declared once for the engine and its logic: (name, bits, reset, meaning);
+# "q": log2(entries) + 1 bits.
+ENGINE_CONFIG = [
+    ("qsize",       "q", "entries",     "Entries of the SQ/CQ on the controller."),
+    ("qd",          "q", "entries - 1", "Commands in flight (< qsize)."),
+    ("nsid",        32,  1,             "Namespace ID."),
+    ("lba_shift",   4,   9,             "log2 of the LBA size."),
+    ("max_blocks",  17,  256,           "Blocks per command (MDTS)."),
+    ("sq_db",       32,  0,             "SQ tail doorbell bus address (below 4 GiB)."),
+    ("cq_db",       32,  0,             "CQ head doorbell bus address (below 4 GiB)."),
+    ("timeout",     32,  0,             "Cycles without a completion while commands are outstanding (0: off)."),
+    ("clear_error", 1,   0,             "Pulse: resume after an error."),
+]
+ENGINE_STATUS = [("ready", 1), ("outstanding", "q"), ("error", 1), ("err_status", 15), ("err_lba", 64),
+    ("err_op", 3), ("err_cid", 16), ("submitted", 32), ("completed", 32), ("sq_doorbells", 32),
+    ("cq_doorbells", 32)]
+
+def _engine_interface(obj, entries, with_reset=False):
+    q = log2_int(entries) + 1
+    width = lambda w: q if w == "q" else w
+    for name, w, reset, _ in ENGINE_CONFIG:
+        reset = {"entries": entries, "entries - 1": entries - 1}.get(reset, reset)
+        setattr(obj, name, Signal(width(w), name=name, reset=reset if with_reset else 0))
+    for name, w in ENGINE_STATUS:
+        setattr(obj, name, Signal(width(w), name=name))
 
 class _NVMeQueueEngineCore(LiteXModule):
     """The engine's logic (held in reset while disabled): its five parts and what they share."""
@@ -642,12 +643,7 @@ class _NVMeQueueEngineCore(LiteXModule):
         # Interface (see NVMeQueueEngine).
         self.sink, self.source = stream.Endpoint(request_layout()), stream.Endpoint(completion_layout())
         self.doorbell = stream.Endpoint(doorbell_layout())
-        for name, w in [("qsize", qbits), ("qd", qbits), ("nsid", 32), ("lba_shift", 4),
-            ("max_blocks", 17), ("sq_db", 32), ("cq_db", 32), ("timeout", 32), ("clear_error", 1),
-            ("ready", 1), ("outstanding", qbits), ("error", 1), ("err_status", 15), ("err_lba", 64),
-            ("err_op", 3), ("err_cid", 16), ("submitted", 32), ("completed", 32),
-            ("sq_doorbells", 32), ("cq_doorbells", 32)]:
-            setattr(self, name, Signal(w, name=name))
+        _engine_interface(self, entries)
 
         # # #
 

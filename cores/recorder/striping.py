@@ -185,10 +185,6 @@ class Striper(LiteXModule):
             self.mark.eq(c.valid & c.final & ~fail & c_data),
             self.mark_id.eq(c.id),
         ]
-        trim_cpl  = Signal(max=n_ports + 1)   # Trim completions of the row in flight.
-        flush_cpl = Signal(max=n_ports + 1)
-        nports    = Signal(max=n_ports + 1)
-        self.comb += nports.eq(reduce(add, [walker.mask[i] for i in range(n_ports)]))
         self.sync += [
             If(self.restart,
                 self.completed.eq(0), self.error.eq(0), self.err_status.eq(0), self.err_port.eq(0),
