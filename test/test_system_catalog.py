@@ -615,6 +615,12 @@ def test_writing_commands_leave_the_catalog_and_recordings_alone(request, tmp_pa
         for i in (1, 2):
             assert result(sim.cmd(f"rec_replay id={i}"), "rec_replay")["errors"] == "0"
             assert literec("verify", img, "--id", i).returncode == 0
+        # While a recording of the catalog runs, its port's engine refuses the write itself (the guard
+        # does not touch the catalog the recording updates).
+        ok(sim, "rec_start auto 2 rate=200", "rec_start")
+        out = sim.cmd("nvme_write 30000 8")
+        assert "the queue engine serves the running recording or replay" in out and "would write" not in out, out
+        assert result(sim.cmd("rec_wait"), "rec_wait")["done"] == "1"
         # force=1 goes through: the self-test's whole-region test and the full benchmark overwrite
         # the catalog (their jobs do not enter it), then the drive has none.
         assert result(sim.cmd("nvme_write 3000 8 force=1"), "nvme_write")["ok"] == "1"
