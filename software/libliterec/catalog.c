@@ -303,6 +303,12 @@ static int write_entry(uint32_t mask)
 
 /* Ports and sets ------------------------------------------------------------------------------------ */
 
+/* The running recording (catalog_rec_*): its set, id, checkpoint state machine and timings (blk holds
+ * its entry while act is set). */
+static struct catalog_set act_set;
+static uint32_t act_id;
+static int      act, act_phase, act_errors, act_failed;
+
 struct cat_port {
 	int      st;
 	uint16_t version;
@@ -414,8 +420,11 @@ static void set_hex(const uint8_t *id, char *out)
 int catalog_sets(uint32_t mask, struct catalog_set *sets, int max)
 {
 	int p, q, n = 0;
+	/* The drives of a running recording's set keep the probe of its start (their CPU queues carry
+	 * its checkpoints; their headers do not change). */
 	for (p = 0; p < NPORTS; p++)
-		catalog_probe(p);
+		if (!act || !(act_set.ports & (1u << p)))
+			catalog_probe(p);
 	for (p = 0; p < NPORTS; p++) {
 		struct catalog_set *s = NULL;
 		if (!(mask & (1u << p)) || ports[p].st != CATALOG_PORT_OK)
@@ -563,12 +572,6 @@ static int entry_valid(volatile const uint8_t *b, int slot)
 {
 	return v16(b, E_VERSION) == CATALOG_VERSION && v16(b, E_SLOT) == slot && crc_block(b) == v32(b, CRC_OFF);
 }
-
-/* The running recording (catalog_rec_*): its set, id, checkpoint state machine and timings (blk holds
- * its entry while act is set). */
-static struct catalog_set act_set;
-static uint32_t act_id;
-static int      act, act_phase, act_errors, act_failed;
 
 struct scan_info {
 	uint32_t max_id, free_seq;
