@@ -565,10 +565,10 @@ def test_qemu_controller_round_trip(request, tmp_path):
 
 # No command destroys a recording unasked (catalog_guard) ---------------------------------------------
 
-def refusal(cmd, lbas, what, catalog):
+def refusal(cmd, lbas, what, catalog, port=0):
     hint = ("force=1 overwrites them; rec_format yes writes a new catalog afterwards" if catalog else
         "rec_delete <id> frees a recording's LBAs, rec_format yes all of them; force=1 overwrites them")
-    return f"Error: {cmd} would write LBAs {lbas} of nvme0: {what} would be lost; nothing was written ({hint})"
+    return f"Error: {cmd} would write LBAs {lbas} of nvme{port}: {what} would be lost; nothing was written ({hint})"
 
 @pytest.mark.xdist_group("catalog-guard")
 def test_writing_commands_leave_the_catalog_and_recordings_alone(request, tmp_path):
@@ -629,6 +629,28 @@ def test_writing_commands_leave_the_catalog_and_recordings_alone(request, tmp_pa
         out = sim.cmd("nvme_bench full 4 force=1")
         assert result(out, "bench_full_done")["ok"] == "1", out
         assert "nvme0: no catalog (rec_format yes creates one)" in sim.cmd("rec_list")
+    finally:
+        sim.close()
+
+@pytest.mark.xdist_group("catalog-2")
+def test_the_guard_on_a_set_of_two_drives(request, tmp_path):
+    sim = new_session(request, 2, ["--ssd-profile", "ideal", "--ns-size", "64MiB"], "guard2", tmp_path)
+    try:
+        for p in (0, 1):
+            assert result(sim.cmd(f"nvme_init {p}"), "nvme_init")["ok"] == "1"
+        ok(sim, "rec_format yes")
+        record(sim, "auto 2 seed=5 ports=all")          # 1 MiB on each drive: LBAs 2048..4095
+        out = sim.cmd("nvme_write 4000 8 0x60000000 1")
+        assert out.splitlines()[0] == refusal("nvme_write", "4000..4007", "recording 1 (LBAs 2048..4095)", False, 1), out
+        assert result(sim.cmd("nvme_write 4096 8 0x60000000 1"), "nvme_write")["ok"] == "1"
+        # A recording on nvme0 updates the catalog of both drives: nvme1 is not written meanwhile.
+        ok(sim, "rec_start auto 2 rate=200 ports=0", "rec_start")
+        out = sim.cmd("nvme_write 30000 8 0x60000000 1")
+        assert out.splitlines()[0] == ("Error: nvme_write: the catalog on nvme1 is updated by the running recording: "
+            "wait for its end; nothing was written (force=1 writes anyway)"), out
+        assert result(sim.cmd("rec_wait"), "rec_wait")["done"] == "1"
+        assert result(sim.cmd("nvme_write 30000 8 0x60000000 1"), "nvme_write")["ok"] == "1"
+        assert result(sim.cmd("rec_replay id=1"), "rec_replay")["errors"] == "0"
     finally:
         sim.close()
 
