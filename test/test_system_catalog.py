@@ -603,6 +603,9 @@ def test_writing_commands_leave_the_catalog_and_recordings_alone(request, tmp_pa
             lines = [l for l in out.splitlines() if l.strip()]
             assert lines[0] == refusal(name, lbas, what, catalog), out
             assert len(lines) == 2 and result(out, "catalog_guard")["refused"] == "1", out
+        # rec_fill writes DRAM only: the catalog's I/O buffer (the port's on-chip window) is out of its reach.
+        assert "Error: 0x90005000..0x90005fff is outside the DRAM 0x40000000..0x7fffffff" in \
+            sim.cmd("rec_fill 0x90005000 4096")
         # Writes outside the catalog and the recordings, and every read, go through.
         assert result(sim.cmd("nvme_write 20000 8"), "nvme_write")["ok"] == "1"
         assert result(sim.cmd("nvme_zero 20008 8"), "nvme_zero")["ok"] == "1"
