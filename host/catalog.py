@@ -26,7 +26,10 @@ HEADER_MAGIC      = b"LRCATHDR"
 ENTRY_MAGIC       = b"LRCATREC"
 NO_TRIGGER        = 0xFFFFFFFFFFFFFFFF
 
-STATES  = {1: "recording", 2: "complete", 3: "aborted", 4: "error", 5: "deleted"}
+# State 1 ("recording" on the drive) read by the host: the recording did not end, a power loss or a
+# reset cut it (the BIOS names it the same way when no recording of its boot updates the entry;
+# `rec_close <id>` ends it at its last checkpoint).
+STATES  = {1: "interrupted", 2: "complete", 3: "aborted", 4: "error", 5: "deleted"}
 MODES   = {0: "fixed", 1: "until-stop", 2: "ring"}
 SOURCES = {0: "pattern", 1: "user"}
 STATE_RECORDING, STATE_COMPLETE, STATE_ABORTED, STATE_ERROR, STATE_DELETED = 1, 2, 3, 4, 5

@@ -418,6 +418,7 @@ def test_chart_kind_rerenders_stored_csvs(tmp_path, capsys):
     (["peak", "--sim", "--csv", "a.csv", "-o", "x"],        "--csv a.csv: CSV files are for `chart` only"),
     (["flat", "--sim", "-o", "x"],                          "invalid choice: 'flat'"),
     (["peak", "--sim"],                                     "the following arguments are required: -o/--out"),
+    (["scaling", "--sim", "--force", "-o", "x"],            "--force: scaling records with rec_record from LBA 0, which never overwrites a catalog"),
 ])
 def test_bad_arguments(capsys, argv, message):
     with pytest.raises(SystemExit) as e:
@@ -449,6 +450,25 @@ def test_bench_peak_over_a_serial_port(fake_bios, tmp_path, capsys):
     assert benchdata.read_csv(out / "peak_summary.csv")[0]["points"] == "7"
     assert png_ok(out / "peak.png")
     assert "nvme_bench peak 8" in open(out / "peak_console.log", errors="replace").read()
+
+@pytest.mark.unit
+def test_bench_says_it_writes_the_drive_and_forces_only_when_asked(fake_bios, tmp_path, capsys):
+    refusal = ("Error: nvme_bench would write LBAs 0..2047 of nvme0: the catalog (LBAs 0..2047) would be lost; "
+        "nothing was written (force=1 overwrites them; rec_format yes writes a new catalog afterwards)")
+    bios = fake_bios(**{"nvme_bench sizes 256 kib=1024 force=1": transcript("sizes_transcript.txt"),
+        "nvme_bench sizes": refusal})
+    base = ["--serial", bios.slave_path, "--no-progress", "-o", str(tmp_path), "--kib", "1024"]
+    assert literec(["bench", "sizes"] + base) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines()[0] == ("literec bench sizes: the sweeps write nvme0; the BIOS refuses a drive whose "
+        "catalog or recordings they would overwrite (--force overrides)")
+    assert f"literec bench sizes: failed: {refusal}" in err
+    assert literec(["bench", "sizes", "--force"] + base) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[0] == ("literec bench sizes: the sweeps write nvme0 and --force lets them overwrite "
+        "its catalog and recordings (force=1)")
+    assert [c for c in bios.commands if c.startswith("nvme_bench")] == \
+        ["nvme_bench sizes 256 kib=1024", "nvme_bench sizes 256 kib=1024 force=1"]
 
 @pytest.mark.unit
 def test_bench_reports_a_failed_point(fake_bios, tmp_path, capsys):

@@ -333,7 +333,7 @@ def test_killed_recording_extracts_to_its_checkpoint(tmp_path, capsys):
     img.put_entry(e)
     img.put_stream(e, stream(2, 2 * MiB))         # more reached the drive than the checkpoint says
     rc, out, err = run(capsys, "extract", *img.paths, "--id", 1, "-o", tmp_path / "k")
-    assert rc == 0 and "did not end (state recording" in err
+    assert rc == 0 and "did not end (state interrupted" in err
     assert (tmp_path / "k").read_bytes() == stream(2, 1536 * 1024)
 
 def test_verify_refuses_a_user_stream(two, capsys):

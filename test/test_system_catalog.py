@@ -29,11 +29,18 @@ from literecorder.sim.qemu import qemu_available
 pytestmark = [pytest.mark.system, pytest.mark.xdist_group("catalog")]
 
 MiB     = 1 << 20
-LITEREC = os.path.join(os.path.dirname(sys.executable), "literec")
+ROOT    = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# This checkout's literec: the venv's `literec` script runs the checkout the venv was installed from,
+# which may be another worktree of the project.
+_LAUNCH = ("import sys, importlib.util as u; r = sys.argv.pop(1); "
+    "s = u.spec_from_file_location('literecorder', r + '/__init__.py', submodule_search_locations=[r]); "
+    "m = u.module_from_spec(s); sys.modules['literecorder'] = m; s.loader.exec_module(m); "
+    "from literecorder.host.cli import main; sys.exit(main())")
+LITEREC = [sys.executable, "-c", _LAUNCH, ROOT]
 AREA    = 2048                      # first data LBA (1 MiB catalog area, 512-byte LBAs)
 
 def literec(*args, rc=0):
-    r = subprocess.run([LITEREC, *map(str, args)], capture_output=True, text=True, timeout=300)
+    r = subprocess.run([*LITEREC, *map(str, args)], capture_output=True, text=True, timeout=300)
     if rc is not None:
         assert r.returncode == rc, f"rc={r.returncode}\n{r.stdout}\n{r.stderr}"
     return r
@@ -214,9 +221,9 @@ def test_corrupt_and_unknown_catalogs_are_detected(one):
     blk_b = cat.entry_block(0, 1) * 4096
     patch(img, blk_b + 0xC0, b"\x55")
     out = sim.cmd("rec_show 1")
-    assert "recording 1: recording" in out and result(out, "rec_show")["seq"] == "1", out
+    assert "recording 1: interrupted" in out and result(out, "rec_show")["seq"] == "1", out
     r = literec("list", img, "--json")
-    assert "entry slot 0 copy B: CRC mismatch" in r.stderr and json.loads(r.stdout)["recordings"][0]["state"] == "recording"
+    assert "entry slot 0 copy B: CRC mismatch" in r.stderr and json.loads(r.stdout)["recordings"][0]["state"] == "interrupted"
     patch(img, cat.entry_block(0, 0) * 4096 + 0xC0, b"\x55")
     out = sim.cmd("rec_list")
     assert "catalog slot 0 is corrupt on every drive of the set (CRC)" in out
@@ -393,11 +400,11 @@ def test_killed_recording_keeps_its_last_checkpoint(request, tmp_path):
     finally:
         sim.close()         # SIGKILL: a power loss in the middle of the recording
     recs = listing(img)
-    assert len(recs) == 1 and recs[0]["state"] == "recording" and recs[0]["stop_cycles"] == 0
+    assert len(recs) == 1 and recs[0]["state"] == "interrupted" and recs[0]["stop_cycles"] == 0
     n = recs[0]["bytes"]
     assert n >= seen and n % (128 * 1024) == 0 and n < 16 * MiB, recs
     r = literec("extract", img, "--id", 1, "-o", str(tmp_path / "cut"), "--no-progress")
-    assert "did not end (state recording" in r.stderr
+    assert "did not end (state interrupted" in r.stderr
     assert open(str(tmp_path / "cut"), "rb").read() == stream(9, n)
     assert f"RESULT name=verify id=1 bytes={n} " in literec("verify", img, "--id", 1).stdout
 
@@ -555,3 +562,174 @@ def test_qemu_controller_round_trip(request, tmp_path):
     from sigmf import sigmffile
     assert sigmffile.fromfile(out + ".sigmf-meta").get_global_field("core:sample_rate") == 1e6
     assert literec("verify", img, "--id", 2).returncode == 0
+
+# No command destroys a recording unasked (catalog_guard) ---------------------------------------------
+
+def refusal(cmd, lbas, what, catalog, port=0):
+    hint = ("force=1 overwrites them; rec_format yes writes a new catalog afterwards" if catalog else
+        "rec_delete <id> frees a recording's LBAs, rec_format yes all of them; force=1 overwrites them")
+    return f"Error: {cmd} would write LBAs {lbas} of nvme{port}: {what} would be lost; nothing was written ({hint})"
+
+@pytest.mark.xdist_group("catalog-guard")
+def test_writing_commands_leave_the_catalog_and_recordings_alone(request, tmp_path):
+    sim = new_session(request, 1, ["--ssd-profile", "ideal", "--ns-size", "64MiB"], "guard", tmp_path)
+    try:
+        img = ns(sim)
+        assert result(sim.cmd("nvme_init"), "nvme_init")["ok"] == "1"
+        ok(sim, "rec_format yes")
+        sim.cmd("rec_meta name=first")
+        record(sim, "auto 2 seed=3")            # LBAs 2048..6143
+        record(sim, "auto 1 seed=4")            # LBAs 6144..8191
+        cat_ = "the catalog (LBAs 0..2047)"
+        r1, r2 = 'recording 1 "first" (LBAs 2048..6143)', "recording 2 (LBAs 6144..8191)"
+        every = f"{cat_}, {r1}, {r2}"
+        refused = [
+            ("nvme_write 0 8",                "nvme_write",   "0..7",        cat_, True),
+            ("nvme_write 3000 8",             "nvme_write",   "3000..3007",  r1, False),
+            ("nvme_zero 6000 300",            "nvme_zero",    "6000..6299",  f"{r1}, {r2}", False),
+            ("nvme_trim 0 10000",             "nvme_trim",    "0..9999",     every, True),
+            ("nvme_raw write 6144 8",         "nvme_raw",     "6144..6151",  r2, False),
+            ("nvme_bench seq write 128 32 4", "nvme_bench",   "0..8191",     every, True),
+            ("nvme_bench rand write 4 8 1",   "nvme_bench",   "0..131071",   every, True),
+            ("nvme_bench peak 4",             "nvme_bench",   "256..2047",   cat_, True),
+            ("nvme_bench sizes 4 kib=256",    "nvme_bench",   "0..511",      cat_, True),
+            ("nvme_bench full 4",             "nvme_bench",   "0..8191",     every, True),
+            ("nvme_bench iops 4 0.001",       "nvme_bench",   "0..8191",     every, True),
+            ("rec_selftest region=8",         "rec_selftest", "0..16383",    every, True),
+            ("rec_raw record 0 0",            "rec_raw",      "0..255",      cat_, True),
+        ]
+        for command, name, lbas, what, catalog in refused:
+            out = sim.cmd(command)
+            lines = [l for l in out.splitlines() if l.strip()]
+            assert lines[0] == refusal(name, lbas, what, catalog), out
+            assert len(lines) == 2 and result(out, "catalog_guard")["refused"] == "1", out
+        # rec_fill writes DRAM only: the catalog's I/O buffer (the port's on-chip window) is out of its reach.
+        assert "Error: 0x90005000..0x90005fff is outside the DRAM 0x40000000..0x7fffffff" in \
+            sim.cmd("rec_fill 0x90005000 4096")
+        # Writes outside the catalog and the recordings, and every read, go through.
+        assert result(sim.cmd("nvme_write 20000 8"), "nvme_write")["ok"] == "1"
+        assert result(sim.cmd("nvme_zero 20008 8"), "nvme_zero")["ok"] == "1"
+        assert result(sim.cmd("nvme_read 0 16"), "nvme_read")["ok"] == "1"
+        assert result(sim.cmd("nvme_raw read 0 8"), "nvme_raw")["ok"] == "1"
+        assert result(sim.cmd("nvme_bench seq read 128 32 4"), "nvme_bench")["commands"] == "32"
+        out = sim.cmd("rec_list")
+        assert result(out, "rec_list")["recordings"] == "2", out
+        assert [(r["id"], r["name"], r["state"]) for r in listing(img)] == [(1, "first", "complete"), (2, "", "complete")]
+        for i in (1, 2):
+            assert result(sim.cmd(f"rec_replay id={i}"), "rec_replay")["errors"] == "0"
+            assert literec("verify", img, "--id", i).returncode == 0
+        # While a recording of the catalog runs, its port's engine refuses the write itself (the guard
+        # does not touch the catalog the recording updates).
+        ok(sim, "rec_start auto 2 rate=200", "rec_start")
+        out = sim.cmd("nvme_write 30000 8")
+        assert "the queue engine serves the running recording or replay" in out and "would write" not in out, out
+        assert result(sim.cmd("rec_wait"), "rec_wait")["done"] == "1"
+        # force=1 goes through: the self-test's whole-region test and the full benchmark overwrite
+        # the catalog (their jobs do not enter it), then the drive has none.
+        assert result(sim.cmd("nvme_write 3000 8 force=1"), "nvme_write")["ok"] == "1"
+        out = sim.cmd("rec_selftest force=1 region=4 test=10")
+        assert "TEST #10: PASS" in out and result(out, "rec_selftest_summary")["failed"] == "0", out
+        out = sim.cmd("nvme_bench full 4 force=1")
+        assert result(out, "bench_full_done")["ok"] == "1", out
+        assert "nvme0: no catalog (rec_format yes creates one)" in sim.cmd("rec_list")
+    finally:
+        sim.close()
+
+@pytest.mark.xdist_group("catalog-2")
+def test_the_guard_on_a_set_of_two_drives(request, tmp_path):
+    sim = new_session(request, 2, ["--ssd-profile", "ideal", "--ns-size", "64MiB"], "guard2", tmp_path)
+    try:
+        for p in (0, 1):
+            assert result(sim.cmd(f"nvme_init {p}"), "nvme_init")["ok"] == "1"
+        ok(sim, "rec_format yes")
+        record(sim, "auto 2 seed=5 ports=all")          # 1 MiB on each drive: LBAs 2048..4095
+        out = sim.cmd("nvme_write 4000 8 0x60000000 1")
+        assert out.splitlines()[0] == refusal("nvme_write", "4000..4007", "recording 1 (LBAs 2048..4095)", False, 1), out
+        assert result(sim.cmd("nvme_write 4096 8 0x60000000 1"), "nvme_write")["ok"] == "1"
+        # A recording on nvme0 updates the catalog of both drives: nvme1 is not written meanwhile.
+        ok(sim, "rec_start auto 2 rate=200 ports=0", "rec_start")
+        out = sim.cmd("nvme_write 30000 8 0x60000000 1")
+        assert out.splitlines()[0] == ("Error: nvme_write: the catalog on nvme1 is updated by the running recording: "
+            "wait for its end; nothing was written (force=1 writes anyway)"), out
+        assert result(sim.cmd("rec_wait"), "rec_wait")["done"] == "1"
+        assert result(sim.cmd("nvme_write 30000 8 0x60000000 1"), "nvme_write")["ok"] == "1"
+        assert result(sim.cmd("rec_replay id=1"), "rec_replay")["errors"] == "0"
+    finally:
+        sim.close()
+
+# Power loss: interrupted recordings and rec_close ---------------------------------------------------
+
+def interrupted_then_closed(sim, img, rid, mode):
+    """After a power loss: nvme_init and rec_list name recording `rid` interrupted, rec_close ends it
+    at its last checkpoint. Returns its length and the rec_close output."""
+    out = sim.cmd("nvme_init")
+    assert result(out, "nvme_init")["ok"] == "1"
+    r = result(out, "catalog_interrupted")
+    n = int(r["bytes"])
+    assert r["id"] == str(rid) and r["mode"] == mode and n > 0, out
+    assert (f"nvme0: catalog: recording {rid} was interrupted (a power loss or a reset) with {n} bytes at its "
+        f"last checkpoint: rec_close {rid} ends it there") in out
+    e = [d for d in parse_results(sim.cmd("rec_list")) if d.get("name") == "rec_list_entry" and d["id"] == str(rid)]
+    assert e[0]["state"] == "interrupted" and e[0]["stop_cycles"] == "0", e
+    assert [r["state"] for r in listing(img) if r["id"] == rid] == ["interrupted"]
+    assert f"recording {rid} did not end (a power loss or a reset): {n} bytes at its last checkpoint" in \
+        literec("info", img).stdout
+    out = sim.cmd(f"rec_close {rid}")
+    assert result(out, "rec_close")["ok"] == "1", out
+    assert f"rec_close: recording {rid} ended at its last checkpoint: {n} bytes, state aborted" in out
+    assert [r["state"] for r in listing(img) if r["id"] == rid] == ["aborted"]
+    return n, out
+
+@pytest.mark.xdist_group("catalog-kill")
+def test_power_loss_until_stop_and_ring_then_rec_close(request, tmp_path):
+    ssd = ["--ssd-profile", "ideal", "--ns-size", "64MiB"]
+    img = str(tmp_path / "ssd0.img")
+    def boot(tag):
+        sim = new_session(request, 1, ssd, tag, tmp_path)
+        assert ns(sim) == img
+        return sim
+    # An until-stop recording to the end of the drive, cut after 20 ms (checkpoints every 5 ms).
+    sim = boot("cut1")
+    try:
+        assert result(sim.cmd("nvme_init"), "nvme_init")["ok"] == "1"
+        ok(sim, "rec_format yes")
+        sim.cmd("rec_checkpoint 5")
+        ok(sim, "rec_start auto until-stop ports=all rate=100", "rec_start")
+        assert result(sim.cmd("rec_wait 20"), "rec_wait")["done"] == "0"
+    finally:
+        sim.close()                           # SIGKILL: the power loss
+    sim = boot("cut2")
+    try:
+        # Its region still reserves the drive (LBAs 2048 to the end) until it is closed.
+        out = sim.cmd("nvme_init")
+        assert result(out, "catalog_interrupted")["id"] == "1"
+        assert ("Error: no room for 8388608 bytes on nvme0 after the last recording (LBA 131072, 0 of 131072 LBAs "
+            "free): rec_delete recordings or give an LBA") in sim.cmd("rec_start auto 8")
+        n1, out = interrupted_then_closed(sim, img, 1, "until-stop")
+        end = 2048 + (n1 + 131071) // 131072 * 256
+        assert f"rec_close: drive 0: LBAs {end}..131071 freed" in out
+        assert "Error: recording 1 is aborted: rec_close ends an interrupted recording" in sim.cmd("rec_close 1")
+        # A new recording fits in the freed space; then a ring recording, cut too.
+        r, out = record(sim, "auto 8 seed=21")
+        assert r["lba"] == str(end), out
+        sim.cmd("rec_checkpoint 5")
+        ok(sim, "rec_start auto ring=8 rate=100", "rec_start")
+        assert result(sim.cmd("rec_wait 20"), "rec_wait")["done"] == "0"
+    finally:
+        sim.close()
+    sim = boot("cut3")
+    try:
+        ring_lba = end + 8 * MiB // 512
+        n3, out = interrupted_then_closed(sim, img, 3, "ring")
+        assert f"rec_close: drive 0: the ring keeps its whole region, LBAs {ring_lba}..{ring_lba + 16383}" in out
+        r, out = record(sim, "auto 2 seed=22")
+        assert r["lba"] == str(ring_lba + 16384), out
+        for i in (1, 2, 3, 4):
+            assert result(sim.cmd(f"rec_replay id={i}"), "rec_replay")["errors"] == "0"
+    finally:
+        sim.close()
+    recs = listing(img)
+    assert [(r["id"], r["state"], r["mode"], r["bytes"]) for r in recs] == [(1, "aborted", "until-stop", n1),
+        (2, "complete", "fixed", 8 * MiB), (3, "aborted", "ring", n3), (4, "complete", "fixed", 2 * MiB)]
+    for i, n in ((1, n1), (2, 8 * MiB), (3, n3), (4, 2 * MiB)):
+        assert f"RESULT name=verify id={i} bytes={n} " in literec("verify", img, "--id", i).stdout

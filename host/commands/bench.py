@@ -150,6 +150,9 @@ def add_arguments(p):
         help="SSD port (default: %(default)s).")
     k.add_argument("--scaling-ssds", type=_ssd_list, default=[1, 2, 4], metavar="N,N,..",
         help="scaling: SSD counts (default: 1,2,4; a board: 1 and all of its SSDs).")
+    k.add_argument("--force", action="store_true",
+        help="peak, sizes, full, iops: overwrite a drive that holds a catalog (the BIOS refuses to "
+             "write over its catalog or recordings without force=1).")
     k.add_argument("--timeout", type=_positive_number("seconds"), default=7200,
         help="Wall-clock seconds allowed per BIOS command (default: %(default)s).")
     k.add_argument("--no-progress", action="store_true", help="No live progress line.")
@@ -159,7 +162,7 @@ def add_arguments(p):
 
 def bios_command(args):
     """The ``nvme_bench`` command line of a benchmark kind (not scaling/chart)."""
-    port = [f"port={args.port}"] if args.port else []
+    port = ([f"port={args.port}"] if args.port else []) + (["force=1"] if args.force else [])
     if args.kind == "peak":
         c = ["nvme_bench", "peak", str(args.max_chunks)]
         if args.chunk_kib:
@@ -216,6 +219,9 @@ def check_arguments(p, args):
     if args.kind == "full" and args.interval_ms and not args.mib:
         p.error("full: --interval-ms needs --mib (both are positional for the BIOS; its default "
             "region is the whole namespace)")
+    if args.force and args.kind == "scaling":
+        p.error("--force: scaling records with rec_record from LBA 0, which never overwrites a catalog "
+            "(rec_format yes on a drive whose recordings may go, or a drive without a catalog)")
     if args.kind == "iops" and args.seconds and not args.mib:
         p.error("iops: --seconds needs --mib (both are positional for the BIOS; its default region is 1024 MiB)")
 
@@ -442,11 +448,23 @@ def run_chart(args):
         print(f"{png}: {kind} chart of {n} points")
     return EXIT_OK
 
+def write_notice(args):
+    """What a benchmark does to the drive, said before it starts."""
+    if args.kind == "scaling":
+        return ("literec bench scaling: rec_record writes the drives from LBA 0; the BIOS refuses a drive "
+            "that holds a catalog (its recordings stay)")
+    if args.force:
+        return (f"literec bench {args.kind}: the sweeps write nvme{args.port} and --force lets them "
+            "overwrite its catalog and recordings (force=1)")
+    return (f"literec bench {args.kind}: the sweeps write nvme{args.port}; the BIOS refuses a drive whose "
+        "catalog or recordings they would overwrite (--force overrides)")
+
 def run(args):
     p = args._parser
     check_arguments(p, args)
     if args.kind == "chart":
         return run_chart(args)
+    print(write_notice(args), flush=True)
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:

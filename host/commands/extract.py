@@ -211,8 +211,8 @@ def run(args):
         for n in notes:
             print(f"note: {n}", file=sys.stderr)
     if e.state == cat.STATE_RECORDING:
-        print(f"warning: recording {e.id} did not end (state recording: cut by a power loss or a reset): "
-            f"extracting its last checkpoint, {e.length} bytes", file=sys.stderr)
+        print(f"warning: recording {e.id} did not end (state interrupted: cut by a power loss or a reset): "
+            f"extracting its last checkpoint, {e.length} bytes (rec_close {e.id} ends it there)", file=sys.stderr)
     check_outputs(dset, [data_path] + ([meta_path] if args.sigmf else []))
     for line in gap_summary(gap_list, args.gaps):
         print(line, file=sys.stderr)

@@ -38,10 +38,17 @@ def run(args):
         f"formatted {common.when(h.sys_clk_hz, h.format_cycles, h.format_unix_us)}")
     print(f"  recordings    : {len(live)} ({len([e for e in live if h.position in e.order])} on this drive, "
         f"{len(dset.entries) - len(live)} deleted slot(s)), {len(dset.entries)} of {h.entry_slots} slots used")
+    for e in live:
+        if e.state == cat.STATE_RECORDING:
+            name = f' "{e.name}"' if e.name else ""
+            print(f"  interrupted   : recording {e.id}{name} did not end (a power "
+                f"loss or a reset): {e.length} bytes at its last checkpoint, its region still reserved "
+                f"(rec_close {e.id} ends it there)")
     free = max(h.nsze - used_end, 0)
     print(f"  space         : {used*h.lba_size} bytes in recordings on this drive; {free*h.lba_size} bytes "
         f"free after the last one (from LBA {used_end})")
     print(f"RESULT name=info set={h.set_name} position={h.position} set_size={h.set_size} serial={h.serial} "
-        f"recordings={len(live)} free_bytes={free*h.lba_size} next_lba={used_end}")
+        f"recordings={len(live)} interrupted={len([e for e in live if e.state == cat.STATE_RECORDING])} "
+        f"free_bytes={free*h.lba_size} next_lba={used_end}")
     common.warn(dset)
     return EXIT_USAGE if dset.errors else EXIT_OK

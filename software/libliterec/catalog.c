@@ -17,14 +17,15 @@
 #include "pcie.h"
 #include "nvme.h"
 #include "catalog.h"
+#include "record.h"
 
 uint32_t catalog_checkpoint_ms = 100;
 struct catalog_meta catalog_next_meta;
 
 const char *catalog_state_str(int state)
 {
-	static const char *s[] = {"?", "recording", "complete", "aborted", "error", "deleted"};
-	return (state >= 1 && state <= 5) ? s[state] : "?";
+	static const char *s[] = {"?", "recording", "complete", "aborted", "error", "deleted", "interrupted"};
+	return (state >= 1 && state <= 6) ? s[state] : "?";
 }
 
 const char *catalog_mode_str(int mode)
@@ -220,9 +221,12 @@ static uint32_t per_block(int port)
 	return CATALOG_BLOCK >> nvme_ctrls[port].lba_shift;
 }
 
+static int quiet;          /* catalog_report_interrupted: no I/O error messages */
+
 static void io_error(int port, const char *what, int r)
 {
-	printf("Error: nvme%d: catalog %s: %s\n", port, what, nvme_strerror(r));
+	if (!quiet)
+		printf("Error: nvme%d: catalog %s: %s\n", port, what, nvme_strerror(r));
 }
 
 static int read_blocks(int port, int block, int n)
@@ -298,6 +302,12 @@ static int write_entry(uint32_t mask)
 }
 
 /* Ports and sets ------------------------------------------------------------------------------------ */
+
+/* The running recording (catalog_rec_*): its set, id, checkpoint state machine and timings (blk holds
+ * its entry while act is set). */
+static struct catalog_set act_set;
+static uint32_t act_id;
+static int      act, act_phase, act_errors, act_failed;
 
 struct cat_port {
 	int      st;
@@ -410,8 +420,11 @@ static void set_hex(const uint8_t *id, char *out)
 int catalog_sets(uint32_t mask, struct catalog_set *sets, int max)
 {
 	int p, q, n = 0;
+	/* The drives of a running recording's set keep the probe of its start (their CPU queues carry
+	 * its checkpoints; their headers do not change). */
 	for (p = 0; p < NPORTS; p++)
-		catalog_probe(p);
+		if (!act || !(act_set.ports & (1u << p)))
+			catalog_probe(p);
 	for (p = 0; p < NPORTS; p++) {
 		struct catalog_set *s = NULL;
 		if (!(mask & (1u << p)) || ports[p].st != CATALOG_PORT_OK)
@@ -615,6 +628,9 @@ static int scan_slots(struct catalog_set *s, raw_visit_fn fn, void *ctx, struct 
 			break;
 		}
 		decode(best, &e);
+		/* State 1 of an entry no recording of this boot updates: cut by a power loss or a reset. */
+		if (e.state == CATALOG_STATE_RECORDING && !(act && e.id == act_id && !memcmp(s->id, act_set.id, 16)))
+			e.state = CATALOG_STATE_INTERRUPTED;
 		if (e.id > si->max_id)
 			si->max_id = e.id;
 		if (e.state == CATALOG_STATE_DELETED && si->free_slot < 0) {
@@ -646,11 +662,6 @@ int catalog_scan(struct catalog_set *s, int deleted, catalog_visit_fn fn, void *
 	struct scan_info si;
 	return scan_slots(s, tramp, &t, &si);
 }
-
-/* The running recording (catalog_rec_*): its set, checkpoint state machine and timings (blk holds
- * its entry while act is set). */
-static struct catalog_set act_set;
-static int      act, act_phase, act_errors, act_failed;
 
 struct find_ctx {
 	uint32_t id;
@@ -924,6 +935,7 @@ int catalog_rec_begin(const struct catalog_job *j)
 		return -1;
 	}
 	act = 1;
+	act_id = g32(E_ID);
 	act_phase = 0;
 	act_errors = 0;
 	act_checkpoints = 0;
@@ -1265,6 +1277,199 @@ int catalog_delete(struct catalog_set *s, uint32_t id, int trim)
 	return err;
 }
 
+
+/* Interrupted recordings: report and close ------------------------------------------------------- */
+
+static uint64_t cycles_to_us(uint64_t d, uint32_t clk)
+{
+	return clk ? d/clk*1000000ULL + (d % clk)*1000000ULL/clk : 0;
+}
+
+int catalog_close(struct catalog_set *s, uint32_t id)
+{
+	struct catalog_entry e;
+	uint64_t chunks, lbas;
+	int k, q;
+	if (catalog_find(s, id, &e))
+		return -1;
+	if (e.state != CATALOG_STATE_INTERRUPTED) {
+		printf("Error: recording %lu is %s: rec_close ends an interrupted recording (one a power loss or a reset "
+			"cut; rec_list shows them)\n", (unsigned long)id, catalog_state_str(e.state));
+		return -1;
+	}
+	if (e.chunk < e.lba_size || !e.lba_size) {
+		printf("Error: recording %lu: chunk of %lu bytes with %lu-byte LBAs: not closed\n", (unsigned long)id,
+			(unsigned long)e.chunk, (unsigned long)e.lba_size);
+		return -1;
+	}
+	/* blk holds the entry (catalog_find): the end is its last checkpoint. */
+	p8(E_STATE, CATALOG_STATE_ABORTED);
+	p64(E_T1, e.tupd);
+	p64(E_U1, e.u0 ? e.u0 + cycles_to_us(e.tupd - e.t0, e.clk) : 0);
+	chunks = (e.bytes + e.chunk - 1)/e.chunk;
+	if (e.mode != CATALOG_MODE_RING)
+		for (k = 0; k < e.width; k++)
+			p64(E_REGION + 8*e.order[k], member_chunks(chunks, k, e.width)*(e.chunk/e.lba_size));
+	p32(E_SEQ, g32(E_SEQ) + 1);
+	if (write_entry(s->ports))
+		return -1;
+	printf("rec_close: recording %lu ended at its last checkpoint: %llu bytes, state aborted\n", (unsigned long)id,
+		(unsigned long long)(e.bytes - e.oldest));
+	for (k = 0; k < e.width; k++) {
+		q = e.order[k];
+		if (e.mode == CATALOG_MODE_RING) {
+			printf("rec_close: drive %d: the ring keeps its whole region, LBAs %llu..%llu\n", q,
+				(unsigned long long)e.start_lba[q], (unsigned long long)(e.start_lba[q] + e.region[q] - 1));
+			continue;
+		}
+		lbas = member_chunks(chunks, k, e.width)*(e.chunk/e.lba_size);
+		if (lbas < e.region[q])
+			printf("rec_close: drive %d: LBAs %llu..%llu freed\n", q, (unsigned long long)(e.start_lba[q] + lbas),
+				(unsigned long long)(e.start_lba[q] + e.region[q] - 1));
+	}
+	return 0;
+}
+
+static void interrupted_visit(const struct catalog_entry *e, volatile uint8_t *raw, void *ctx)
+{
+	int port = *(int *)ctx;
+	if (e->state != CATALOG_STATE_INTERRUPTED)
+		return;
+	printf("nvme%d: catalog: recording %lu%s%s%s was interrupted (a power loss or a reset) with %llu bytes at its "
+		"last checkpoint: rec_close %lu ends it there\n", port, (unsigned long)e->id, e->name[0] ? " \"" : "",
+		e->name, e->name[0] ? "\"" : "", (unsigned long long)(e->bytes - e->oldest), (unsigned long)e->id);
+	printf("RESULT name=catalog_interrupted port=%d id=%lu bytes=%llu mode=%s\n", port, (unsigned long)e->id,
+		(unsigned long long)e->bytes, catalog_mode_str(e->mode));
+}
+
+void catalog_report_interrupted(int port)
+{
+	struct catalog_set sets[NPORTS];
+	struct scan_info si;
+	int i, n;
+	if (act)
+		return;
+	quiet = 1;
+	n = catalog_sets(1u << port, sets, NPORTS);
+	for (i = 0; i < n; i++)
+		scan_slots(&sets[i], interrupted_visit, &port, &si);
+	quiet = 0;
+}
+
+/* The guard of the commands that write a drive ------------------------------------------------------- */
+
+#define GUARD_NAMES 4
+
+struct guard_ctx {
+	int      pos, n;
+	uint64_t lo, hi;                        /* LBAs the command writes: lo..hi-1 */
+	uint32_t id[GUARD_NAMES];
+	char     name[GUARD_NAMES][33];
+	uint64_t first[GUARD_NAMES], last[GUARD_NAMES];
+};
+
+static void guard_visit(const struct catalog_entry *e, volatile uint8_t *raw, void *ctx)
+{
+	struct guard_ctx *g = ctx;
+	int k, q = g->pos;
+	if (e->state == CATALOG_STATE_DELETED)
+		return;
+	for (k = 0; k < e->width; k++)
+		if (e->order[k] == q && e->region[q] && g->lo < e->start_lba[q] + e->region[q] && e->start_lba[q] < g->hi) {
+			if (g->n < GUARD_NAMES) {
+				g->id[g->n]    = e->id;
+				g->first[g->n] = e->start_lba[q];
+				g->last[g->n]  = e->start_lba[q] + e->region[q] - 1;
+				strcpy(g->name[g->n], e->name);
+			}
+			g->n++;
+			return;
+		}
+}
+
+int catalog_force_arg(int *nb_params, char **params)
+{
+	int i, k, force = 0;
+	for (i = 0; i < *nb_params; i++)
+		if (!strcmp(params[i], "force=1") || !strcmp(params[i], "force=0")) {
+			force = params[i][6] == '1';
+			for (k = i; k + 1 < *nb_params; k++)
+				params[k] = params[k + 1];
+			(*nb_params)--;
+			i--;
+		}
+	return force;
+}
+
+int catalog_guard(const char *cmd, uint32_t mask, uint64_t lba, uint64_t blocks, int force)
+{
+	struct catalog_set sets[NPORTS];
+	struct guard_ctx g;
+	struct scan_info si;
+	uint64_t area;
+	int p, i, n, st, hit_area;
+	if (force || !blocks)
+		return 0;
+#ifdef CSR_RECORDER_BASE
+	rec_catalog_settle();
+#endif
+	/* A port whose queue engine serves a recording or replay: the command itself refuses it (nothing
+	 * is sent), with that reason. */
+	for (p = 0; p < NPORTS; p++)
+		if ((mask & (1u << p)) && nvme_engine_in_use(p))
+			mask &= ~(1u << p);
+	if (act && (mask & act_set.ports)) {
+		printf("Error: %s: the catalog on ", cmd);
+		print_ports(mask & act_set.ports);
+		printf(" is updated by the running recording: wait for its end; nothing was written (force=1 writes anyway)\n");
+		return -1;
+	}
+	n = catalog_sets(mask, sets, NPORTS);
+	for (p = 0; p < NPORTS; p++) {
+		if (!(mask & (1u << p)))
+			continue;
+		st = ports[p].st;
+		if (st == CATALOG_PORT_NOINIT || st == CATALOG_PORT_NONE || st == CATALOG_PORT_NOQ)
+			continue;
+		if (st == CATALOG_PORT_IOERR) {
+			printf("Error: %s: the catalog of nvme%d could not be read to check what the write would destroy; "
+				"nothing was written (force=1 writes anyway)\n", cmd, p);
+			return -1;
+		}
+		area = CATALOG_AREA_BYTES/nvme_ctrls[p].lba_size;
+		memset(&g, 0, sizeof(g));
+		g.pos = ports[p].pos;
+		g.lo  = lba;
+		g.hi  = lba + blocks;
+		hit_area = lba < area;
+		if (st == CATALOG_PORT_OK)
+			for (i = 0; i < n; i++)
+				if (!memcmp(sets[i].id, ports[p].set, 16) && scan_slots(&sets[i], guard_visit, &g, &si) < 0)
+					return -1;
+		if (!hit_area && !g.n)
+			continue;
+		printf("Error: %s would write LBAs %llu..%llu of nvme%d: ", cmd, (unsigned long long)lba,
+			(unsigned long long)(lba + blocks - 1), p);
+		if (hit_area)
+			printf("the catalog (LBAs 0..%llu)", (unsigned long long)(area - 1));
+		for (i = 0; i < g.n && i < GUARD_NAMES; i++)
+			printf("%srecording %lu%s%s%s (LBAs %llu..%llu)", hit_area || i ? ", " : "", (unsigned long)g.id[i],
+				g.name[i][0] ? " \"" : "", g.name[i], g.name[i][0] ? "\"" : "", (unsigned long long)g.first[i],
+				(unsigned long long)g.last[i]);
+		if (g.n > GUARD_NAMES)
+			printf(" and %d more recording(s)", g.n - GUARD_NAMES);
+		if (hit_area)
+			printf(" would be lost; nothing was written (force=1 overwrites them; rec_format yes writes a new "
+				"catalog afterwards)\n");
+		else
+			printf(" would be lost; nothing was written (rec_delete <id> frees a recording's LBAs, rec_format yes "
+				"all of them; force=1 overwrites them)\n");
+		printf("RESULT name=catalog_guard cmd=%s port=%d refused=1 catalog=%d recordings=%d\n", cmd, p, hit_area, g.n);
+		return -1;
+	}
+	return 0;
+}
+
 #else
 
 int catalog_rec_begin(const struct catalog_job *j) { return 0; }
@@ -1273,5 +1478,8 @@ void catalog_rec_drop(uint64_t data_offset, uint64_t bytes) {}
 int catalog_rec_end(const struct catalog_result *r) { return 0; }
 int catalog_rec_active(void) { return 0; }
 int catalog_rec_due(void) { return 0; }
+int catalog_guard(const char *cmd, uint32_t mask, uint64_t lba, uint64_t blocks, int force) { return 0; }
+int catalog_force_arg(int *nb_params, char **params) { return 0; }
+void catalog_report_interrupted(int port) {}
 
 #endif

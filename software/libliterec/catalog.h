@@ -40,6 +40,9 @@
 #define CATALOG_STATE_ABORTED   3
 #define CATALOG_STATE_ERROR     4
 #define CATALOG_STATE_DELETED   5
+/* Not on the drive: state 1 (recording) of an entry that no recording of this boot updates, i.e. one
+ * cut by a power loss or a reset (rec_close ends it at its last checkpoint). */
+#define CATALOG_STATE_INTERRUPTED 6
 
 #define CATALOG_MODE_FIXED      0
 #define CATALOG_MODE_UNTIL_STOP 1
@@ -153,6 +156,22 @@ int  catalog_find(struct catalog_set *s, uint32_t id, struct catalog_entry *e);
 void catalog_found_drop(int j, uint64_t *data_offset, uint64_t *bytes);
 int  catalog_format(uint32_t mask);
 int  catalog_delete(struct catalog_set *s, uint32_t id, int trim);
+/* Ends an interrupted recording at its last checkpoint (state aborted, stop time = that checkpoint);
+ * a fixed or until-stop recording's regions shrink to the chunks of that length. 0, or -1 (printed). */
+int  catalog_close(struct catalog_set *s, uint32_t id);
+/* nvme_init: names the interrupted recordings of the port's catalog (quiet when there are none or
+ * the catalog cannot be read). */
+void catalog_report_interrupted(int port);
+
+/* The guard of every command that writes a drive ---------------------------------------------------- */
+
+/* `cmd` would write `blocks` LBAs from `lba` on every port of `mask`: 0 when that leaves the catalog
+ * area and every live recording's region alone (or `force`), -1 with a message naming what it would
+ * destroy (the catalog, recording ids and names) and how to go on (force=1, rec_delete, rec_format).
+ * Ports without a catalog pass. Reads are never guarded. */
+int  catalog_guard(const char *cmd, uint32_t mask, uint64_t lba, uint64_t blocks, int force);
+/* Takes the argument force=1 (or force=0) out of params: 1 when force=1 was given, 0 otherwise. */
+int  catalog_force_arg(int *nb_params, char **params);
 
 /* Metadata for the next recording (rec_meta). */
 struct catalog_meta {

@@ -25,6 +25,7 @@
 #include "pcie.h"
 #include "nvme.h"
 #include "record.h"
+#include "catalog.h"
 
 /* The request generator and statistics are built with the benchmark (NVMeHost with_bench). */
 #if defined(CSR_NVME0_BASE) && defined(CSR_NVME0_GEN_CTRL_ADDR)
@@ -36,6 +37,15 @@
 #define WR64(port, name, v) literec_csr_write64(REG(port, name), (v))
 
 #define GEN_UNTIL_STOPPED 0xffffffffUL
+
+/* force=1 of the command line: the benchmarks that write may overwrite the catalog and recordings. */
+static int bench_force;
+
+/* The LBAs a benchmark writes, checked against the catalog (catalog_guard) before it starts. */
+static int bench_guard(int port, uint64_t lba, uint64_t blocks)
+{
+	return catalog_guard("nvme_bench", 1u << port, lba, blocks, bench_force);
+}
 
 /* One generator run ------------------------------------------------------------------------------ */
 
@@ -366,6 +376,8 @@ static void bench_single(int nb_params, char **params)
 		printf("Error: the namespace is smaller than one command\n");
 		return;
 	}
+	if (g.op == NVME_OP_WRITE && bench_guard(port, 0, g.random ? c->nsze : blocks*count))
+		return;
 	g.port = port; g.qd = qd; g.blocks = blocks; g.count = count;
 	if (gen_run(&g)) {
 		printf("RESULT name=nvme_bench ok=0 commands=%llu errors=%llu\n", (unsigned long long)g.cmds,
@@ -438,6 +450,8 @@ static void bench_peak(int nb_params, char **params)
 			(unsigned long long)((c->nsze << c->lba_shift) >> 20));
 		return;
 	}
+	if (bench_guard(a.port, chunk_blocks, (2*(uint64_t)max - 1)*chunk_blocks))
+		return;
 	printf("nvme%d: peak sweep, 1..%lu chunks of %lu KiB, write then read, QD %d\n", a.port, max, kib,
 		c->io_qsize - 1);
 	for (n = 1; n <= max; n *= 2) {
@@ -511,6 +525,8 @@ static void bench_sizes(int nb_params, char **params)
 			c->io_qsize - 1);
 		qd = c->io_qsize - 1;
 	}
+	if (bench_guard(a.port, 0, ((uint64_t)kib << 10) >> c->lba_shift))
+		return;
 	printf("nvme%d: transfer-size sweep 512 B..128 KiB, %lu KiB each, sequential from LBA 0, QD %lu\n",
 		a.port, kib, qd);
 	for (size = 512; size <= 131072; size *= 2) {
@@ -614,7 +630,8 @@ static void bench_full(int nb_params, char **params)
 		printf("Error: mib '%lu': at least one chunk (%lu KiB)\n", mib, j.chunk/1024);
 		return;
 	}
-	if (rec_job_check(&j))
+	j.no_catalog = 1;        /* a test of the drive: not a recording of the catalog */
+	if (rec_job_check(&j) || bench_guard(a.port, 0, j.bytes >> c->lba_shift))
 		return;
 	units0 = smart_units_written(a.port);
 	t0 = rec_temperature(j.mask);
@@ -710,6 +727,8 @@ static void bench_iops(int nb_params, char **params)
 		printf("Error: the span of the random writes is empty (mib %lu, op %lu%%)\n", mib, op);
 		return;
 	}
+	if (bench_guard(a.port, 0, region))
+		return;
 	/* Fill: sequential 128 KiB writes over the region (its tail in 4 KiB writes). */
 	memset(&g, 0, sizeof(g));
 	g.port = a.port; g.qd = c->io_qsize - 1; g.op = NVME_OP_WRITE;
@@ -750,10 +769,12 @@ fail:
 	"nvme_bench peak [max_chunks] [chunk=KiB] [port=N]\n" \
 	"nvme_bench sizes [qd] [mib=N|kib=N] [port=N]\n" \
 	"nvme_bench full [mib] [interval_ms] [port=N]\n" \
-	"nvme_bench iops [mib] [seconds] [op=%] [interval=ms] [port=N]\n"
+	"nvme_bench iops [mib] [seconds] [op=%] [interval=ms] [port=N]\n" \
+	"(the writes refuse to overwrite the catalog or a recording: force=1 overrides)\n"
 
 static void nvme_bench_handler(int nb_params, char **params)
 {
+	bench_force = catalog_force_arg(&nb_params, params);
 	if (nb_params < 1) {
 		printf("%s", NVME_BENCH_USAGE);
 		return;
@@ -771,6 +792,6 @@ static void nvme_bench_handler(int nb_params, char **params)
 	else
 		printf("Error: benchmark '%s': allowed seq, rand, peak, sizes, full, iops\n%s", params[0], NVME_BENCH_USAGE);
 }
-define_command(nvme_bench, nvme_bench_handler, "Benchmarks: nvme_bench <seq|rand|peak|sizes|full|iops> ...", LITEREC_CMDS);
+define_command(nvme_bench, nvme_bench_handler, "Benchmarks: nvme_bench <seq|rand|peak|sizes|full|iops> ... [force=1]", LITEREC_CMDS);
 
 #endif

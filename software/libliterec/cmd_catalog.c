@@ -7,6 +7,7 @@
 //   rec_list [ports=...] [deleted]          the recordings of each set
 //   rec_show <id> [ports=...]               one recording, with its drop log
 //   rec_delete <id> [trim] [ports=...]      delete (trim: deallocate its regions)
+//   rec_close <id> [ports=...]              end an interrupted recording at its last checkpoint
 //   rec_meta [key=value ...] [clear]        metadata for the next recording (name, datatype, rate, freq, text)
 //   rec_clock [unix-seconds]                wall-clock time of the recordings
 //   rec_checkpoint [ms]                     checkpoint interval of a running recording (modeled time)
@@ -147,7 +148,7 @@ static void list_visit(const struct catalog_entry *e, void *ctx)
 	uint64_t end = e->t1 ? e->t1 : e->tupd;
 	int *count = ctx;
 	(*count)++;
-	printf("%4lu  %-9s  %-10s  %12llu  %8llu  ", (unsigned long)e->id, catalog_state_str(e->state),
+	printf("%4lu  %-11s  %-10s  %12llu  %8llu  ", (unsigned long)e->id, catalog_state_str(e->state),
 		catalog_mode_str(e->mode), (unsigned long long)(e->bytes - e->oldest), (unsigned long long)e->dropped);
 	print_order(e, '+');
 	printf("  %10llu  %10llu us  %s\n", (unsigned long long)e->start_lba[e->order[0] & 7],
@@ -180,7 +181,7 @@ static void rec_list_handler(int nb_params, char **params)
 	for (i = 0; i < n; i++) {
 		int count = 0, c;
 		print_set(&sets[i]);
-		printf("  id  state      mode               bytes   dropped  drives         lba     duration     name\n");
+		printf("  id  state        mode               bytes   dropped  drives         lba     duration     name\n");
 		c = catalog_scan(&sets[i], found & 1, list_visit, &count);
 		if (c < 0)
 			return;
@@ -304,6 +305,26 @@ static void rec_delete_handler(int nb_params, char **params)
 	printf("RESULT name=rec_delete ok=%d id=%lu trim=%d\n", r == 0, (unsigned long)id, (int)(found & 1));
 }
 define_command(rec_delete, rec_delete_handler, "Delete a recording from the catalog: rec_delete <id> [trim] [ports=]", LITEREC_CMDS);
+
+/* rec_close ------------------------------------------------------------------------------------- */
+
+static void rec_close_handler(int nb_params, char **params)
+{
+	static const char *usage = "rec_close <id> [ports=all|N|N,M..]   (an interrupted recording: ends it at its last checkpoint)";
+	struct catalog_set s;
+	uint32_t id, mask;
+	int r;
+	if (parse_id(nb_params, params, usage, &id) || parse_opts(nb_params - 1, params + 1, usage, &mask, NULL, NULL))
+		return;
+	if ((r = catalog_select(mask, CATALOG_SEL_COMPLETE | CATALOG_SEL_ANY, &s)) <= 0) {
+		if (r == 0)
+			printf("Error: no catalog on the initialized drives (rec_format yes creates one)\n");
+		return;
+	}
+	r = catalog_close(&s, id);
+	printf("RESULT name=rec_close ok=%d id=%lu\n", r == 0, (unsigned long)id);
+}
+define_command(rec_close, rec_close_handler, "End an interrupted recording at its last checkpoint: rec_close <id> [ports=]", LITEREC_CMDS);
 
 /* rec_format ------------------------------------------------------------------------------------ */
 

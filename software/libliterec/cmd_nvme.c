@@ -16,6 +16,7 @@
 #include "literec.h"
 #include "pcie.h"
 #include "nvme.h"
+#include "catalog.h"
 
 #ifdef CSR_NVME0_BASE
 
@@ -97,6 +98,7 @@ static void nvme_init_handler(int nb_params, char **params)
 		printf("RESULT name=nvme_init port=%d ok=0 error=%d\n", port, r);
 		return;
 	}
+	catalog_report_interrupted(port);
 	c = &nvme_ctrls[port];
 	printf("nvme%d: %s, NVMe %lu.%lu, %llu x %lu B (%llu MB), I/O queue of %d entries (QD %d), %lu KiB per command\n",
 		port, c->model, (unsigned long)(c->vs >> 16), (unsigned long)((c->vs >> 8) & 0xff),
@@ -313,10 +315,10 @@ static void rw_handler(int op, const char *name, int nb_params, char **params)
 {
 	unsigned long long lba, blocks, addr = PCIE_DRAM_WINDOW_BASE;
 	uint64_t cycles = 0;
-	int port, r;
+	int port, r, force = op == NVME_OP_WRITE ? catalog_force_arg(&nb_params, params) : 0;
 	if (nb_params < 2) {
-		printf("%s <lba> <blocks> [addr] [port]   (addr: bus address in the DRAM window, default 0x%08lx)\n",
-			name, (unsigned long)PCIE_DRAM_WINDOW_BASE);
+		printf("%s <lba> <blocks> [addr] [port]%s   (addr: bus address in the DRAM window, default 0x%08lx)\n",
+			name, op == NVME_OP_WRITE ? " [force=1]" : "", (unsigned long)PCIE_DRAM_WINDOW_BASE);
 		return;
 	}
 	if (literec_parse_u64(params[0], &lba)) {
@@ -335,6 +337,8 @@ static void rw_handler(int op, const char *name, int nb_params, char **params)
 		return;
 	if (nvme_io_check(port, op, lba, blocks, addr))
 		return;
+	if (op == NVME_OP_WRITE && catalog_guard(name, 1u << port, lba, blocks, force))
+		return;
 	r = nvme_io(port, op, lba, blocks, addr, &cycles);
 	io_result(port, name, op, lba, blocks, addr, r, cycles);
 }
@@ -349,9 +353,9 @@ static void nvme_raw_handler(int nb_params, char **params)
 {
 	unsigned long long lba, blocks;
 	uint64_t cycles = 0;
-	int op, port, r;
+	int op, port, r, force = catalog_force_arg(&nb_params, params);
 	if (nb_params < 3) {
-		printf("nvme_raw <read|write> <lba> <blocks> [port]   (no namespace range check: diagnostics)\n");
+		printf("nvme_raw <read|write> <lba> <blocks> [port] [force=1]   (no namespace range check: diagnostics)\n");
 		return;
 	}
 	if (!strcmp(params[0], "read")) op = NVME_OP_READ;
@@ -364,11 +368,13 @@ static void nvme_raw_handler(int nb_params, char **params)
 	}
 	if (nvme_arg_port(nb_params, params, 3, &port))
 		return;
+	if (op == NVME_OP_WRITE && (nvme_need_init(port) || catalog_guard("nvme_raw", 1u << port, lba, blocks, force)))
+		return;
 	r = nvme_io_unchecked(port, op, lba, blocks, PCIE_DRAM_WINDOW_BASE, &cycles);
 	io_result(port, "nvme_raw", op, lba, blocks, PCIE_DRAM_WINDOW_BASE, r, cycles);
 }
-define_command(nvme_raw, nvme_raw_handler, "Read/write without the namespace range check: nvme_raw <read|write> <lba> <blocks> [port]", LITEREC_CMDS);
-define_command(nvme_write, nvme_write_handler, "Write blocks from memory: nvme_write <lba> <blocks> [addr] [port]", LITEREC_CMDS);
+define_command(nvme_raw, nvme_raw_handler, "Read/write without the namespace range check: nvme_raw <read|write> <lba> <blocks> [port] [force=1]", LITEREC_CMDS);
+define_command(nvme_write, nvme_write_handler, "Write blocks from memory: nvme_write <lba> <blocks> [addr] [port] [force=1]", LITEREC_CMDS);
 
 static void nvme_flush_handler(int nb_params, char **params)
 {
@@ -387,9 +393,9 @@ static void range_handler(int op, const char *name, uint16_t oncs_bit, int nb_pa
 {
 	unsigned long long lba, blocks;
 	uint64_t cycles = 0;
-	int port, r;
+	int port, r, force = catalog_force_arg(&nb_params, params);
 	if (nb_params < 2) {
-		printf("%s <lba> <blocks> [port]\n", name);
+		printf("%s <lba> <blocks> [port] [force=1]\n", name);
 		return;
 	}
 	if (literec_parse_u64(params[0], &lba) || literec_parse_u64(params[1], &blocks)) {
@@ -404,14 +410,16 @@ static void range_handler(int op, const char *name, uint16_t oncs_bit, int nb_pa
 		printf("Error: nvme%d does not support %s (ONCS 0x%04x)\n", port, name, nvme_ctrls[port].oncs);
 		return;
 	}
+	if (catalog_guard(name, 1u << port, lba, blocks, force))
+		return;
 	r = nvme_io(port, op, lba, blocks, 0, &cycles);
 	io_result(port, name, op, lba, blocks, 0, r, cycles);
 }
 
 static void nvme_trim_handler(int nb_params, char **params)  { range_handler(NVME_OP_DEALLOCATE, "nvme_trim", 1 << 2, nb_params, params); }
 static void nvme_zero_handler(int nb_params, char **params)  { range_handler(NVME_OP_WRITE_ZEROES, "nvme_zero", 1 << 3, nb_params, params); }
-define_command(nvme_trim, nvme_trim_handler, "Deallocate blocks (Dataset Management): nvme_trim <lba> <blocks> [port]", LITEREC_CMDS);
-define_command(nvme_zero, nvme_zero_handler, "Write Zeroes: nvme_zero <lba> <blocks> [port]", LITEREC_CMDS);
+define_command(nvme_trim, nvme_trim_handler, "Deallocate blocks (Dataset Management): nvme_trim <lba> <blocks> [port] [force=1]", LITEREC_CMDS);
+define_command(nvme_zero, nvme_zero_handler, "Write Zeroes: nvme_zero <lba> <blocks> [port] [force=1]", LITEREC_CMDS);
 
 /* nvme_shutdown / nvme_status / nvme_timeout ------------------------------------------------------ */
 

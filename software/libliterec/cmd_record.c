@@ -337,6 +337,10 @@ static int cat_begin(struct rec_job *j)
 {
 	struct catalog_job cj;
 	int id;
+	if (j->no_catalog) {
+		cat_on = 0;
+		return 0;
+	}
 	memset(&cj, 0, sizeof(cj));
 	cj.mask   = j->mask;
 	cj.lba    = j->lba;
@@ -1548,10 +1552,10 @@ static void rec_raw_handler(int nb_params, char **params)
 	uint64_t start, chunks = 1, nsze;
 	unsigned long chunk = LITEREC_CHUNK_SIZE;
 	uint32_t mask = 1;
-	int i, replay, code;
+	int i, replay, code, force = catalog_force_arg(&nb_params, params);
 	if (nb_params < 3 || (strcmp(params[0], "record") && strcmp(params[0], "replay")) ||
 		literec_parse_u64(params[1], &first) || literec_parse_u64(params[2], &last)) {
-		printf("rec_raw <record|replay> <first_lba> <last_lba> [start=lba] [chunks=N] [nsze=N] [chunk=KiB] [mask=N]\n"
+		printf("rec_raw <record|replay> <first_lba> <last_lba> [start=lba] [chunks=N] [nsze=N] [chunk=KiB] [mask=N] [force=1]\n"
 			"  (writes the registers as given, no check by the BIOS: shows the recorder's own status code)\n");
 		return;
 	}
@@ -1578,12 +1582,16 @@ static void rec_raw_handler(int nb_params, char **params)
 			return;
 		}
 	}
+	/* A record the recorder accepts may write a chunk before it is ended: not into the catalog. */
+	if (!replay && catalog_guard("rec_raw", mask, first, last >= first ? last - first + chunk/nvme_ctrls[0].lba_size : 0,
+	    force))
+		return;
 	code = rec_raw_start(replay, first, last, start, chunks, nsze, mask, chunk, nvme_ctrls[0].lba_size);
 	if (code < 0)
 		return;
 	printf("rec_raw: %s\n", code == REC_STATUS_NONE ? "accepted (ended at once)" : rec_status_str(code));
 	printf("RESULT name=rec_raw status=%d\n", code);
 }
-define_command(rec_raw, rec_raw_handler, "The recorder's own checks: rec_raw <record|replay> <first_lba> <last_lba> [...]", LITEREC_CMDS);
+define_command(rec_raw, rec_raw_handler, "The recorder's own checks: rec_raw <record|replay> <first_lba> <last_lba> [...] [force=1]", LITEREC_CMDS);
 
 #endif

@@ -25,6 +25,7 @@
 #include "pcie.h"
 #include "nvme.h"
 #include "record.h"
+#include "catalog.h"
 
 #if defined(CSR_RECORDER_BASE) && defined(CSR_NVME0_BASE) && defined(CSR_RECSTREAM_BASE)
 
@@ -60,6 +61,7 @@ static void st_job(struct st_ctx *x, struct rec_job *j, uint64_t first_chunk, ui
 {
 	int n = st_width(x);
 	rec_job_init(j);
+	j->no_catalog = 1;       /* the drives' test, not a recording: rec_selftest checked the catalog */
 	j->mask  = x->mask;
 	j->seed  = seed;
 	j->bytes = chunks*CHUNK;
@@ -477,7 +479,7 @@ static void rec_selftest_handler(int nb_params, char **params)
 	struct st_ctx x;
 	unsigned long long v;
 	unsigned long region_mib = 0, only = ST_N;
-	int i, p, n = 0, failed = 0;
+	int i, p, n = 0, failed = 0, force = catalog_force_arg(&nb_params, params);
 	memset(&x, 0, sizeof(x));
 	x.mask = 1;
 	x.max_sweep = 256;
@@ -513,7 +515,8 @@ static void rec_selftest_handler(int nb_params, char **params)
 				return;
 			}
 		} else {
-			printf("rec_selftest [ports=all|N] [region=MiB] [sweep=N] [test=N] [break=1]   (overwrites the drives from LBA 0)\n");
+			printf("rec_selftest [ports=all|N] [region=MiB] [sweep=N] [test=N] [break=1] [force=1]   (overwrites the "
+				"drives from LBA 0; a drive with a catalog only with force=1)\n");
 			return;
 		}
 	}
@@ -548,6 +551,10 @@ static void rec_selftest_handler(int nb_params, char **params)
 			(unsigned long long)x.region_chunks, CHUNK >> 10);
 		return;
 	}
+	/* Up front: the tests write the region of every drive from LBA 0. */
+	if (catalog_guard("rec_selftest", x.mask, 0,
+	    x.region_chunks/n*(CHUNK/nvme_ctrls[__builtin_ctz(x.mask)].lba_size), force))
+		return;
 	printf("Self-test of ");
 	rec_print_ports(x.mask);
 	printf(": %llu chunks of %d KiB from LBA 0 (overwritten)\n", (unsigned long long)x.region_chunks, CHUNK >> 10);
@@ -577,7 +584,7 @@ static void rec_selftest_handler(int nb_params, char **params)
 	printf("RESULT name=rec_selftest_summary tests=%d failed=%d\n", n, failed);
 }
 define_command(rec_selftest, rec_selftest_handler,
-	"Self-test suite of the recorder (overwrites the drives): rec_selftest [ports=all|N] [region=MiB] [sweep=N] [test=N] [break=1]",
+	"Self-test suite of the recorder (overwrites the drives): rec_selftest [ports=all|N] [region=MiB] [sweep=N] [test=N] [break=1] [force=1]",
 	LITEREC_CMDS);
 
 #endif

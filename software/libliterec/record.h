@@ -23,6 +23,8 @@ struct rec_job {
 	int      flush_after;        /* NVMe Flush after the recording */
 	int      surplus;            /* input outside the recording: REC_SURPLUS_* */
 	int      arm;                /* wait for the hardware start input */
+	int      no_catalog;         /* a test of the drives (self-test, nvme_bench full): not entered in
+	                              * the catalog (the command checked its LBAs with catalog_guard) */
 	uint32_t seed;
 	uint32_t mask;               /* ports the chunks are striped over */
 	unsigned long chunk;         /* bytes per chunk (one NVMe command) */
