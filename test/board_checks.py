@@ -95,13 +95,13 @@ def generate(board, ssds, output_dir, compile_software=False, **kwargs):
 SIM_ONLY_COMMANDS = {"sim_io"}
 
 def library_commands():
-    """The commands the project's BIOS library defines (``define_command`` in software/libliterec)."""
+    """The commands the project's BIOS library defines (``define_literec_command`` in software/libliterec)."""
     names = set()
     src = os.path.join(ROOT, "software", "libliterec")
     for f in sorted(os.listdir(src)):
         if f.endswith(".c"):
             with open(os.path.join(src, f)) as fh:
-                names |= set(re.findall(r"^define_command\(\s*(\w+)\s*,", fh.read(), re.M))
+                names |= set(re.findall(r"^define_(?:literec_)?command\(\s*(\w+)\s*,", fh.read(), re.M))
     return names
 
 def bios_commands(elf):

@@ -55,6 +55,27 @@ def test_help_lists_project_commands(module_sim):
 
 @pytest.mark.system
 @pytest.mark.xdist_group("foundation")
+def test_a_line_longer_than_the_console_buffer_never_runs_cut(module_sim):
+    """LiteX's readline keeps 63 characters and the BIOS runs what is left: a command of the library
+    whose line filled the buffer refuses to run (a shortened rec_delete must never run)."""
+    from literecorder.host.console import text, BIOS_LINE_MAX
+    con  = module_sim.con
+    line = "nvme_read 0 1 0x" + "0"*60           # 76 characters: cut to '... 0x00...' (63)
+    start = len(con.buf)
+    con.pos = start
+    con.transport.write(line.encode() + b"\r")
+    con.wait_prompt(60, "the prompt after a long line")
+    out = text(con.buf[start:con.pos])
+    assert ("Error: the line filled the console's 63 characters and may have been cut: nvme_read was "
+        "not run. Shorten it (rec_set key=value sets options ahead)") in out, out
+    assert "RESULT" not in out and "nvme0:" not in out, out
+    assert BIOS_LINE_MAX == 63
+    # A line one character short of the buffer runs.
+    out = module_sim.cmd("rec_uptime " + "1"*(BIOS_LINE_MAX - len("rec_uptime ") - 1))
+    assert "RESULT name=uptime" in out and "Error" not in out, out
+
+@pytest.mark.system
+@pytest.mark.xdist_group("foundation")
 def test_unknown_command_gives_bios_error(module_sim):
     out = module_sim.cmd("no_such_command 1 2", timeout=30)
     assert "Command not found" in out

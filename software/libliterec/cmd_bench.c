@@ -792,6 +792,6 @@ static void nvme_bench_handler(int nb_params, char **params)
 	else
 		printf("Error: benchmark '%s': allowed seq, rand, peak, sizes, full, iops\n%s", params[0], NVME_BENCH_USAGE);
 }
-define_command(nvme_bench, nvme_bench_handler, "Benchmarks: nvme_bench <seq|rand|peak|sizes|full|iops> ... [force=1]", LITEREC_CMDS);
+define_literec_command(nvme_bench, nvme_bench_handler, "Benchmarks: nvme_bench <seq|rand|peak|sizes|full|iops> ... [force=1]");
 
 #endif

@@ -193,7 +193,7 @@ static void rec_list_handler(int nb_params, char **params)
 	printf("RESULT name=rec_list sets=%d recordings=%d corrupt=%d cycles=%llu\n", n, total, corrupt,
 		(unsigned long long)(literec_cycles() - t0));
 }
-define_command(rec_list, rec_list_handler, "List the recordings in the catalog: rec_list [ports=] [deleted]", LITEREC_CMDS);
+define_literec_command(rec_list, rec_list_handler, "List the recordings in the catalog: rec_list [ports=] [deleted]");
 
 /* rec_show -------------------------------------------------------------------------------------- */
 
@@ -273,7 +273,7 @@ static void rec_show_handler(int nb_params, char **params)
 			(unsigned long long)off);
 	}
 	printf("RESULT name=rec_show id=%lu state=%s mode=%s bytes=%llu oldest=%llu ring=%llu dropped=%llu drops=%lu "
-		"logged=%lu chunk=%lu width=%d lba=%llu seed=%lu datatype=%s rate_mhz=%llu start_unix_us=%llu "
+		"logged=%lu chunk=%lu width=%d lba=%llu seed=%lu datatype=%s rate_millihz=%llu start_unix_us=%llu "
 		"seq=%lu\n", (unsigned long)e.id, catalog_state_str(e.state), catalog_mode_str(e.mode),
 		(unsigned long long)e.bytes, (unsigned long long)e.oldest, (unsigned long long)e.ring,
 		(unsigned long long)e.dropped, (unsigned long)e.drops_total, (unsigned long)e.drops_logged,
@@ -281,7 +281,7 @@ static void rec_show_handler(int nb_params, char **params)
 		e.datatype[0] ? e.datatype : "-", (unsigned long long)e.rate_mhz, (unsigned long long)e.u0,
 		(unsigned long)e.seq);
 }
-define_command(rec_show, rec_show_handler, "Show a recording of the catalog: rec_show <id> [ports=]", LITEREC_CMDS);
+define_literec_command(rec_show, rec_show_handler, "Show a recording of the catalog: rec_show <id> [ports=]");
 
 /* rec_delete ------------------------------------------------------------------------------------ */
 
@@ -304,7 +304,7 @@ static void rec_delete_handler(int nb_params, char **params)
 		printf("rec_delete: recording %lu deleted%s\n", (unsigned long)id, (found & 1) ? " and deallocated" : "");
 	printf("RESULT name=rec_delete ok=%d id=%lu trim=%d\n", r == 0, (unsigned long)id, (int)(found & 1));
 }
-define_command(rec_delete, rec_delete_handler, "Delete a recording from the catalog: rec_delete <id> [trim] [ports=]", LITEREC_CMDS);
+define_literec_command(rec_delete, rec_delete_handler, "Delete a recording from the catalog: rec_delete <id> [trim] [ports=]");
 
 /* rec_close ------------------------------------------------------------------------------------- */
 
@@ -324,7 +324,7 @@ static void rec_close_handler(int nb_params, char **params)
 	r = catalog_close(&s, id);
 	printf("RESULT name=rec_close ok=%d id=%lu\n", r == 0, (unsigned long)id);
 }
-define_command(rec_close, rec_close_handler, "End an interrupted recording at its last checkpoint: rec_close <id> [ports=]", LITEREC_CMDS);
+define_literec_command(rec_close, rec_close_handler, "End an interrupted recording at its last checkpoint: rec_close <id> [ports=]");
 
 /* rec_format ------------------------------------------------------------------------------------ */
 
@@ -366,7 +366,7 @@ static void rec_format_handler(int nb_params, char **params)
 		nb_params ? params[0] : "");
 	printf("RESULT name=rec_format ok=0 dry_run=1 drives=%d recordings=%d\n", nbits(mask), count);
 }
-define_command(rec_format, rec_format_handler, "Write an empty catalog: rec_format [yes] [ports=] (without yes: what it would erase)", LITEREC_CMDS);
+define_literec_command(rec_format, rec_format_handler, "Write an empty catalog: rec_format [yes] [ports=] (without yes: what it would erase)");
 
 #endif
 
@@ -494,7 +494,7 @@ static void rec_meta_handler(int nb_params, char **params)
 	catalog_next_meta = m;
 	print_meta();
 }
-define_command(rec_meta, rec_meta_handler, "Metadata of the next recording: rec_meta [name=] [datatype=] [rate=Hz] [freq=Hz] [text=...] | clear", LITEREC_CMDS);
+define_literec_command(rec_meta, rec_meta_handler, "Metadata of the next recording: rec_meta [name=] [datatype=] [rate=Hz] [freq=Hz] [text=...] | clear");
 
 /* rec_clock, rec_checkpoint ------------------------------------------------------------------------- */
 
@@ -517,7 +517,7 @@ static void rec_clock_handler(int nb_params, char **params)
 		printf("rec_clock: not set: recordings carry modeled cycles only (rec_clock <unix-seconds> sets it)\n");
 	printf("RESULT name=rec_clock unix_us=%llu\n", (unsigned long long)us);
 }
-define_command(rec_clock, rec_clock_handler, "Wall-clock time for the catalog: rec_clock [unix-seconds]", LITEREC_CMDS);
+define_literec_command(rec_clock, rec_clock_handler, "Wall-clock time for the catalog: rec_clock [unix-seconds]");
 
 static void rec_checkpoint_handler(int nb_params, char **params)
 {
@@ -533,4 +533,4 @@ static void rec_checkpoint_handler(int nb_params, char **params)
 		(unsigned long)catalog_checkpoint_ms);
 	printf("RESULT name=rec_checkpoint ms=%lu\n", (unsigned long)catalog_checkpoint_ms);
 }
-define_command(rec_checkpoint, rec_checkpoint_handler, "Catalog checkpoint interval: rec_checkpoint [ms]", LITEREC_CMDS);
+define_literec_command(rec_checkpoint, rec_checkpoint_handler, "Catalog checkpoint interval: rec_checkpoint [ms]");

@@ -108,7 +108,7 @@ static void nvme_init_handler(int nb_params, char **params)
 	printf("RESULT name=nvme_init port=%d ok=1 nsze=%llu lba_size=%lu qsize=%d max_xfer=%lu\n", port,
 		(unsigned long long)c->nsze, (unsigned long)c->lba_size, c->io_qsize, (unsigned long)c->max_xfer);
 }
-define_command(nvme_init, nvme_init_handler, "Initialize the NVMe controller and its I/O queue: nvme_init [port]", LITEREC_CMDS);
+define_literec_command(nvme_init, nvme_init_handler, "Initialize the NVMe controller and its I/O queue: nvme_init [port]");
 
 /* nvme_id --------------------------------------------------------------------------------------- */
 
@@ -146,7 +146,7 @@ static void nvme_id_handler(int nb_params, char **params)
 		port, c->vid, (unsigned long long)c->nsze, (unsigned long)c->lba_size, c->mdts, c->vwc & 1,
 		c->oncs, c->model, c->serial, c->fw);
 }
-define_command(nvme_id, nvme_id_handler, "Identity of the controller and namespace: nvme_id [port]", LITEREC_CMDS);
+define_literec_command(nvme_id, nvme_id_handler, "Identity of the controller and namespace: nvme_id [port]");
 
 /* nvme_smart ------------------------------------------------------------------------------------ */
 
@@ -205,7 +205,7 @@ static void nvme_smart_handler(int nb_params, char **params)
 		(unsigned long)le32p(b + 216), (unsigned long)le32p(b + 224),
 		(unsigned long)le32p(b + 220), (unsigned long)le32p(b + 228));
 }
-define_command(nvme_smart, nvme_smart_handler, "SMART / health log: nvme_smart [port]", LITEREC_CMDS);
+define_literec_command(nvme_smart, nvme_smart_handler, "SMART / health log: nvme_smart [port]");
 
 /* nvme_errlog ----------------------------------------------------------------------------------- */
 
@@ -234,7 +234,7 @@ static void nvme_errlog_handler(int nb_params, char **params)
 	printf("nvme%d: %d error log entries\n", port, shown);
 	printf("RESULT name=nvme_errlog port=%d entries=%d\n", port, shown);
 }
-define_command(nvme_errlog, nvme_errlog_handler, "Error Information log: nvme_errlog [port]", LITEREC_CMDS);
+define_literec_command(nvme_errlog, nvme_errlog_handler, "Error Information log: nvme_errlog [port]");
 
 /* nvme_feature ---------------------------------------------------------------------------------- */
 
@@ -281,7 +281,7 @@ static void nvme_feature_handler(int nb_params, char **params)
 		printf(" (volatile write cache %s)", (dw0 & 1) ? "enabled" : "disabled");
 	printf("\nRESULT name=nvme_feature port=%d fid=0x%02lx value=0x%08lx\n", port, fid, (unsigned long)dw0);
 }
-define_command(nvme_feature, nvme_feature_handler, "Get/Set Features: nvme_feature <fid> [value|get] [port]", LITEREC_CMDS);
+define_literec_command(nvme_feature, nvme_feature_handler, "Get/Set Features: nvme_feature <fid> [value|get] [port]");
 
 /* I/O commands ---------------------------------------------------------------------------------- */
 
@@ -345,7 +345,7 @@ static void rw_handler(int op, const char *name, int nb_params, char **params)
 
 static void nvme_read_handler(int nb_params, char **params)  { rw_handler(NVME_OP_READ, "nvme_read", nb_params, params); }
 static void nvme_write_handler(int nb_params, char **params) { rw_handler(NVME_OP_WRITE, "nvme_write", nb_params, params); }
-define_command(nvme_read, nvme_read_handler, "Read blocks into memory: nvme_read <lba> <blocks> [addr] [port]", LITEREC_CMDS);
+define_literec_command(nvme_read, nvme_read_handler, "Read blocks into memory: nvme_read <lba> <blocks> [addr] [port]");
 
 /* Diagnostics: a read/write whose LBA range is NOT checked against the namespace (the buffer still
  * is): shows how the controller itself rejects it. */
@@ -373,8 +373,8 @@ static void nvme_raw_handler(int nb_params, char **params)
 	r = nvme_io_unchecked(port, op, lba, blocks, PCIE_DRAM_WINDOW_BASE, &cycles);
 	io_result(port, "nvme_raw", op, lba, blocks, PCIE_DRAM_WINDOW_BASE, r, cycles);
 }
-define_command(nvme_raw, nvme_raw_handler, "Read/write without the namespace range check: nvme_raw <read|write> <lba> <blocks> [port] [force=1]", LITEREC_CMDS);
-define_command(nvme_write, nvme_write_handler, "Write blocks from memory: nvme_write <lba> <blocks> [addr] [port] [force=1]", LITEREC_CMDS);
+define_literec_command(nvme_raw, nvme_raw_handler, "Read/write without the namespace range check: nvme_raw <read|write> <lba> <blocks> [port] [force=1]");
+define_literec_command(nvme_write, nvme_write_handler, "Write blocks from memory: nvme_write <lba> <blocks> [addr] [port] [force=1]");
 
 static void nvme_flush_handler(int nb_params, char **params)
 {
@@ -387,7 +387,7 @@ static void nvme_flush_handler(int nb_params, char **params)
 	r = nvme_io(port, NVME_OP_FLUSH, 0, 0, 0, &cycles);
 	io_result(port, "nvme_flush", NVME_OP_FLUSH, 0, 0, 0, r, cycles);
 }
-define_command(nvme_flush, nvme_flush_handler, "Flush the volatile write cache: nvme_flush [port]", LITEREC_CMDS);
+define_literec_command(nvme_flush, nvme_flush_handler, "Flush the volatile write cache: nvme_flush [port]");
 
 static void range_handler(int op, const char *name, uint16_t oncs_bit, int nb_params, char **params)
 {
@@ -418,8 +418,8 @@ static void range_handler(int op, const char *name, uint16_t oncs_bit, int nb_pa
 
 static void nvme_trim_handler(int nb_params, char **params)  { range_handler(NVME_OP_DEALLOCATE, "nvme_trim", 1 << 2, nb_params, params); }
 static void nvme_zero_handler(int nb_params, char **params)  { range_handler(NVME_OP_WRITE_ZEROES, "nvme_zero", 1 << 3, nb_params, params); }
-define_command(nvme_trim, nvme_trim_handler, "Deallocate blocks (Dataset Management): nvme_trim <lba> <blocks> [port] [force=1]", LITEREC_CMDS);
-define_command(nvme_zero, nvme_zero_handler, "Write Zeroes: nvme_zero <lba> <blocks> [port] [force=1]", LITEREC_CMDS);
+define_literec_command(nvme_trim, nvme_trim_handler, "Deallocate blocks (Dataset Management): nvme_trim <lba> <blocks> [port] [force=1]");
+define_literec_command(nvme_zero, nvme_zero_handler, "Write Zeroes: nvme_zero <lba> <blocks> [port] [force=1]");
 
 /* nvme_shutdown / nvme_status / nvme_timeout ------------------------------------------------------ */
 
@@ -436,7 +436,7 @@ static void nvme_shutdown_handler(int nb_params, char **params)
 	printf("nvme%d: shutdown complete (CSTS.SHST = 10b); nvme_init to use it again\n", port);
 	printf("RESULT name=nvme_shutdown port=%d ok=1\n", port);
 }
-define_command(nvme_shutdown, nvme_shutdown_handler, "Clean shutdown (CC.SHN): nvme_shutdown [port]", LITEREC_CMDS);
+define_literec_command(nvme_shutdown, nvme_shutdown_handler, "Clean shutdown (CC.SHN): nvme_shutdown [port]");
 
 static void nvme_status_handler(int nb_params, char **params)
 {
@@ -466,7 +466,7 @@ static void nvme_status_handler(int nb_params, char **params)
 		(unsigned long long)st.err_lba, st.outstanding, (unsigned long)st.submitted,
 		(unsigned long)st.completed);
 }
-define_command(nvme_status, nvme_status_handler, "Controller and queue engine status: nvme_status [port]", LITEREC_CMDS);
+define_literec_command(nvme_status, nvme_status_handler, "Controller and queue engine status: nvme_status [port]");
 
 static void nvme_timeout_handler(int nb_params, char **params)
 {
@@ -489,7 +489,7 @@ static void nvme_timeout_handler(int nb_params, char **params)
 	WR(port, TIMEOUT, (uint32_t)literec_us_to_cycles((uint64_t)ms*1000));
 	printf("nvme%d: command timeout %lu ms\n", port, ms);
 }
-define_command(nvme_timeout, nvme_timeout_handler, "Command timeout in ms (modeled time): nvme_timeout <ms> [port]", LITEREC_CMDS);
+define_literec_command(nvme_timeout, nvme_timeout_handler, "Command timeout in ms (modeled time): nvme_timeout <ms> [port]");
 
 
 #endif

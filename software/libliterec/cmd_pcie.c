@@ -152,7 +152,7 @@ static void pcie_scan_handler(int nb_params, char **params)
 	}
 	printf("RESULT name=pcie_scan devices=%d\n", found);
 }
-define_command(pcie_scan, pcie_scan_handler, "Enumerate the SSD of each root port: pcie_scan [port]", LITEREC_CMDS);
+define_literec_command(pcie_scan, pcie_scan_handler, "Enumerate the SSD of each root port: pcie_scan [port]");
 
 static void pcie_link_handler(int nb_params, char **params)
 {
@@ -178,7 +178,7 @@ static void pcie_link_handler(int nb_params, char **params)
 	printf("RESULT name=pcie_link port=%d up=1 gen=%d width=%d mps=%d mrrs=%d\n", port, gen, width,
 		pcie_devs[port].mps, pcie_devs[port].mrrs);
 }
-define_command(pcie_link, pcie_link_handler, "Root port link status and negotiated MPS/MRRS: pcie_link [port]", LITEREC_CMDS);
+define_literec_command(pcie_link, pcie_link_handler, "Root port link status and negotiated MPS/MRRS: pcie_link [port]");
 
 static void pcie_cfg_rd_handler(int nb_params, char **params)
 {
@@ -202,7 +202,7 @@ static void pcie_cfg_rd_handler(int nb_params, char **params)
 	}
 	printf("cfg[0x%03lx] = 0x%08lx\n", reg, (unsigned long)v);
 }
-define_command(pcie_cfg_rd, pcie_cfg_rd_handler, "Configuration read: pcie_cfg_rd <offset> [port]", LITEREC_CMDS);
+define_literec_command(pcie_cfg_rd, pcie_cfg_rd_handler, "Configuration read: pcie_cfg_rd <offset> [port]");
 
 static void pcie_cfg_wr_handler(int nb_params, char **params)
 {
@@ -226,7 +226,7 @@ static void pcie_cfg_wr_handler(int nb_params, char **params)
 	if (r != PCIE_OK)
 		printf("Error: configuration write 0x%03lx: %s\n", reg, pcie_strerror(r));
 }
-define_command(pcie_cfg_wr, pcie_cfg_wr_handler, "Configuration write: pcie_cfg_wr <offset> <value> [port]", LITEREC_CMDS);
+define_literec_command(pcie_cfg_wr, pcie_cfg_wr_handler, "Configuration write: pcie_cfg_wr <offset> <value> [port]");
 
 static void pcie_mem_rd_handler(int nb_params, char **params)
 {
@@ -248,7 +248,7 @@ static void pcie_mem_rd_handler(int nb_params, char **params)
 	}
 	printf("mem[0x%llx] = 0x%08lx\n", (unsigned long long)adr, (unsigned long)v);
 }
-define_command(pcie_mem_rd, pcie_mem_rd_handler, "Memory read (device BAR): pcie_mem_rd <addr|bar0+off> [port]", LITEREC_CMDS);
+define_literec_command(pcie_mem_rd, pcie_mem_rd_handler, "Memory read (device BAR): pcie_mem_rd <addr|bar0+off> [port]");
 
 static void pcie_mem_wr_handler(int nb_params, char **params)
 {
@@ -271,7 +271,7 @@ static void pcie_mem_wr_handler(int nb_params, char **params)
 	if (r != PCIE_OK)
 		printf("Error: memory write 0x%llx: %s\n", (unsigned long long)adr, pcie_strerror(r));
 }
-define_command(pcie_mem_wr, pcie_mem_wr_handler, "Memory write (device BAR): pcie_mem_wr <addr|bar0+off> <value> [port]", LITEREC_CMDS);
+define_literec_command(pcie_mem_wr, pcie_mem_wr_handler, "Memory write (device BAR): pcie_mem_wr <addr|bar0+off> <value> [port]");
 
 static void pcie_stats_handler(int nb_params, char **params)
 {
@@ -294,7 +294,7 @@ static void pcie_stats_handler(int nb_params, char **params)
 		(unsigned long long)c.refused_adr, (unsigned long)c.unsupported, (unsigned long)c.unexpected,
 		(unsigned long)c.timeouts, (unsigned long)c.doorbells);
 }
-define_command(pcie_stats, pcie_stats_handler, "Root-complex counters (refused DMA, errors): pcie_stats [port]", LITEREC_CMDS);
+define_literec_command(pcie_stats, pcie_stats_handler, "Root-complex counters (refused DMA, errors): pcie_stats [port]");
 
 /* At boot: release PERST#, enumerate each port, one line each. The link gets 20 ms of modeled time,
  * or PCIE_BOOT_LINK_TIMEOUT_US of a board (its PERST# sequencer holds PERST# >= 100 ms after reset,

@@ -53,7 +53,7 @@ static void rec_info_handler(int nb_params, char **params)
 #endif
 	printf("\n");
 }
-define_command(rec_info, rec_info_handler, "Recorder build configuration (clock, DRAM, SSD ports, chunk)", LITEREC_CMDS);
+define_literec_command(rec_info, rec_info_handler, "Recorder build configuration (clock, DRAM, SSD ports, chunk)");
 
 /* Test pattern: 32-bit word i of a buffer = xs(xs(seed + i)), xs = xorshift32. --------------------- */
 
@@ -163,7 +163,7 @@ static void rec_fill_handler(int nb_params, char **params)
 	flush_l2_cache();
 	printf("filled 0x%08lx..0x%08lx with pattern seed %llu\n", addr, addr + bytes - 1, seed);
 }
-define_command(rec_fill, rec_fill_handler, "Fill DRAM with a test pattern: rec_fill <addr> <bytes> [seed]", LITEREC_CMDS);
+define_literec_command(rec_fill, rec_fill_handler, "Fill DRAM with a test pattern: rec_fill <addr> <bytes> [seed]");
 
 static void rec_check_handler(int nb_params, char **params)
 {
@@ -205,7 +205,7 @@ report:
 	printf("RESULT name=rec_check bytes=%lu errors=%lu first_error_offset=%lu\n", bytes, errors,
 		errors ? first*4 : 0);
 }
-define_command(rec_check, rec_check_handler, "Check a test pattern in DRAM: rec_check <addr> <bytes> [seed]", LITEREC_CMDS);
+define_literec_command(rec_check, rec_check_handler, "Check a test pattern in DRAM: rec_check <addr> <bytes> [seed]");
 
 /* Modeled time since power-up (64-bit timer): the simulation's speed is measured against it. ---- */
 
@@ -215,4 +215,4 @@ static void rec_uptime_handler(int nb_params, char **params)
 	printf("RESULT name=uptime cycles=%llu us=%llu\n", (unsigned long long)c,
 		(unsigned long long)literec_cycles_to_us(c));
 }
-define_command(rec_uptime, rec_uptime_handler, "Modeled time since power-up (64-bit cycle counter)", LITEREC_CMDS);
+define_literec_command(rec_uptime, rec_uptime_handler, "Modeled time since power-up (64-bit cycle counter)");

@@ -1238,9 +1238,8 @@ static void rec_record_handler(int nb_params, char **params)
 	}
 	print_record(&j, &r);
 }
-define_command(rec_record, rec_record_handler,
-	"Record the test stream to the SSDs: rec_record <lba|auto> <mib> [seed=] [rate=MBps] [strict=] [ports=] [chunk=KiB] [qd=] [stop=MiB] [abort=MiB]",
-	LITEREC_CMDS);
+define_literec_command(rec_record, rec_record_handler,
+	"Record the test stream to the SSDs: rec_record <lba|auto> <mib> [seed=] [rate=MBps] [strict=] [ports=] [chunk=KiB] [qd=] [stop=MiB] [abort=MiB]");
 
 static void print_replay(struct rec_job *j, struct rec_result *r)
 {
@@ -1286,9 +1285,8 @@ static void rec_replay_handler(int nb_params, char **params)
 	}
 	print_replay(&j, &r);
 }
-define_command(rec_replay, rec_replay_handler,
-	"Replay from the SSDs into the pattern checker: rec_replay <lba> <mib>|id=<n> [seed=] [ports=] [chunk=KiB] [qd=] [bytes=] [region=] [from=]",
-	LITEREC_CMDS);
+define_literec_command(rec_replay, rec_replay_handler,
+	"Replay from the SSDs into the pattern checker: rec_replay <lba> <mib>|id=<n> [seed=] [ports=] [chunk=KiB] [qd=] [bytes=] [region=] [from=]");
 
 /* The configuration as the recorder holds it (read back: nothing truncated on the way). */
 static void print_config(const char *name)
@@ -1318,9 +1316,8 @@ static void rec_start_handler(int nb_params, char **params)
 		(unsigned long long)(j.last_lba + j.chunk_blocks - 1), (unsigned long long)j.rows, j.chunk >> 10,
 		(unsigned long long)(j.capacity*j.chunk >> 20), j.arm ? ", armed" : "");
 }
-define_command(rec_start, rec_start_handler,
-	"Start a recording: rec_start <lba|auto> <mib|until-stop[=mib]|ring=mib> [input=] [policy=] [post=] [trim-ahead=] [flush=] [arm=] ...",
-	LITEREC_CMDS);
+define_literec_command(rec_start, rec_start_handler,
+	"Start a recording: rec_start <lba|auto> <mib|until-stop[=mib]|ring=mib> [input=] [policy=] [post=] [trim-ahead=] [flush=] [arm=] ...");
 
 static void play_start_handler(int nb_params, char **params)
 {
@@ -1334,8 +1331,8 @@ static void play_start_handler(int nb_params, char **params)
 	rec_print_ports(j.mask);
 	printf(" LBA %llu to the %s\n", (unsigned long long)j.lba, j.output == REC_OUTPUT_USER ? "user's output" : "checker");
 }
-define_command(play_start, play_start_handler,
-	"Start a replay: play_start <lba> <mib>|id=<n> [output=checker|user] [bytes=N] [region=mib] [from=chunk] ...", LITEREC_CMDS);
+define_literec_command(play_start, play_start_handler,
+	"Start a replay: play_start <lba> <mib>|id=<n> [output=checker|user] [bytes=N] [region=mib] [from=chunk] ...");
 
 static int need_job(void)
 {
@@ -1378,10 +1375,10 @@ int rec_job_abort(void)
 }
 
 static void rec_stop_handler(int nb_params, char **params) { pulse(CSR_RECORDER_CTRL_STOP_OFFSET, "rec_stop"); }
-define_command(rec_stop, rec_stop_handler, "Stop the recording (the partly filled chunk is padded with zeros)", LITEREC_CMDS);
+define_literec_command(rec_stop, rec_stop_handler, "Stop the recording (the partly filled chunk is padded with zeros)");
 
 static void rec_abort_handler(int nb_params, char **params) { pulse(CSR_RECORDER_CTRL_ABORT_OFFSET, "rec_abort"); }
-define_command(rec_abort, rec_abort_handler, "Abort the recording (the partly filled chunk is dropped)", LITEREC_CMDS);
+define_literec_command(rec_abort, rec_abort_handler, "Abort the recording (the partly filled chunk is dropped)");
 
 static void rec_trigger_handler(int nb_params, char **params)
 {
@@ -1393,7 +1390,7 @@ static void rec_trigger_handler(int nb_params, char **params)
 	}
 	pulse(CSR_RECORDER_CTRL_TRIGGER_OFFSET, "rec_trigger");
 }
-define_command(rec_trigger, rec_trigger_handler, "Ring recording: the event (the recording ends post= MiB later)", LITEREC_CMDS);
+define_literec_command(rec_trigger, rec_trigger_handler, "Ring recording: the event (the recording ends post= MiB later)");
 
 static void print_status(struct rec_job *j, struct rec_result *r)
 {
@@ -1446,7 +1443,7 @@ static void rec_status_handler(int nb_params, char **params)
 		set_engines(cur_job.mask, NVME_SRC_CPU);
 	print_status(&cur_job, &r);
 }
-define_command(rec_status, rec_status_handler, "Recorder status, live or at the end (accounting, ring, drive)", LITEREC_CMDS);
+define_literec_command(rec_status, rec_status_handler, "Recorder status, live or at the end (accounting, ring, drive)");
 
 static void rec_wait_handler(int nb_params, char **params)
 {
@@ -1465,7 +1462,7 @@ static void rec_wait_handler(int nb_params, char **params)
 	printf("RESULT name=rec_wait done=%d status=%d cycles=%llu\n", r.done && !r.busy, r.status,
 		(unsigned long long)r.cycles);
 }
-define_command(rec_wait, rec_wait_handler, "Wait for the recording/replay to end: rec_wait [timeout_ms] (a key stops waiting)", LITEREC_CMDS);
+define_literec_command(rec_wait, rec_wait_handler, "Wait for the recording/replay to end: rec_wait [timeout_ms] (a key stops waiting)");
 
 static void rec_drops_handler(int nb_params, char **params)
 {
@@ -1494,7 +1491,7 @@ static void rec_drops_handler(int nb_params, char **params)
 				first, i ? i - 1 : 0, (unsigned long long)(logged - i), i, (unsigned long long)(logged - i));
 	}
 }
-define_command(rec_drops, rec_drops_handler, "Drop log: rec_drops [first] [count]", LITEREC_CMDS);
+define_literec_command(rec_drops, rec_drops_handler, "Drop log: rec_drops [first] [count]");
 
 static void rec_set_handler(int nb_params, char **params)
 {
@@ -1543,7 +1540,7 @@ static void rec_set_handler(int nb_params, char **params)
 		printf(" %s", rec_set_opts[i]);
 	printf("%s\n", rec_set_n ? "" : " (none)");
 }
-define_command(rec_set, rec_set_handler, "Options for the following rec_start/play_start/rec_record/rec_replay: rec_set key=value ... | clear", LITEREC_CMDS);
+define_literec_command(rec_set, rec_set_handler, "Options for the following rec_start/play_start/rec_record/rec_replay: rec_set key=value ... | clear");
 
 /* rec_raw: the recorder's own configuration checks, with the registers exactly as given. */
 static void rec_raw_handler(int nb_params, char **params)
@@ -1592,6 +1589,6 @@ static void rec_raw_handler(int nb_params, char **params)
 	printf("rec_raw: %s\n", code == REC_STATUS_NONE ? "accepted (ended at once)" : rec_status_str(code));
 	printf("RESULT name=rec_raw status=%d\n", code);
 }
-define_command(rec_raw, rec_raw_handler, "The recorder's own checks: rec_raw <record|replay> <first_lba> <last_lba> [...] [force=1]", LITEREC_CMDS);
+define_literec_command(rec_raw, rec_raw_handler, "The recorder's own checks: rec_raw <record|replay> <first_lba> <last_lba> [...] [force=1]");
 
 #endif

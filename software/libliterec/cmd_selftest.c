@@ -583,8 +583,7 @@ static void rec_selftest_handler(int nb_params, char **params)
 	printf("Overall Test Summary: %s\n%d of %d tests failed\n", failed ? "FAIL" : "PASS", failed, n);
 	printf("RESULT name=rec_selftest_summary tests=%d failed=%d\n", n, failed);
 }
-define_command(rec_selftest, rec_selftest_handler,
-	"Self-test suite of the recorder (overwrites the drives): rec_selftest [ports=all|N] [region=MiB] [sweep=N] [test=N] [break=1] [force=1]",
-	LITEREC_CMDS);
+define_literec_command(rec_selftest, rec_selftest_handler,
+	"Self-test suite of the recorder (overwrites the drives): rec_selftest [ports=all|N] [region=MiB] [sweep=N] [test=N] [break=1] [force=1]");
 
 #endif

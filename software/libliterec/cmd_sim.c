@@ -51,6 +51,6 @@ static void sim_io_handler(int nb_params, char **params)
 		(unsigned long long)SIMIO64(DAC_BEATS), (unsigned long long)SIMIO64(DAC_BYTES),
 		(unsigned long long)SIMIO64(DAC_ERRORS), (unsigned long long)simio_dac_lasts_read());
 }
-define_command(sim_io, sim_io_handler, "Simulated ADC/DAC counters: sim_io [clear]", LITEREC_CMDS);
+define_literec_command(sim_io, sim_io_handler, "Simulated ADC/DAC counters: sim_io [clear]");
 
 #endif
