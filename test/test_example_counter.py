@@ -39,7 +39,7 @@ def example_run():
 @pytest.mark.xdist_group("example-counter")
 def test_example_records_the_counter_from_the_users_start_and_replays_it():
     b, r = example_run()
-    assert r["start"].strip().splitlines()[-1] == "rec_start: armed, waiting for the hardware start input"
+    assert "rec_start: armed, waiting for the hardware start input" in r["start"].splitlines(), r["start"]
     assert "rec_wait: until-stop input ended" in r["wait"], r["wait"]
     assert r["produced"] == WORDS
     lba, nbytes = run_sim.recording_lba(r["list"])
@@ -66,7 +66,7 @@ def test_a_soc_without_the_simulated_adc_declares_its_own_clock():
     b, _ = example_run()
     assert b.layout() == {"clocks": {"user": counter_soc.USER_CLK_FREQ}, "simio": False}
     cfg = json.load(open(os.path.join(b.output_dir, "runs", "counter", "sim_config.js")))
-    clockers = {m["interface"]: m["args"]["freq_hz"] for m in cfg if m.get("module") == "clocker"}
+    clockers = {m["interface"][0]: m["args"]["freq_hz"] for m in cfg if m.get("module") == "clocker"}
     assert clockers == {"sys_clk": b.sys_clk_freq, "user_clk": counter_soc.USER_CLK_FREQ}
     assert not any(m.get("module") == "simio" for m in cfg)
     assert os.path.basename(b.output_dir).startswith("CounterSimSoC-")
@@ -130,4 +130,6 @@ def test_the_example_generates_for_the_kcu105(tmp_path):
     assert "CSR_COUNTER_WORDS_ADDR" in csr_h and "CSR_COUNTER_CHECKED_ADDR" in csr_h
     v = (out / "gateware" / "xilinx_kcu105.v").read_text()
     # The MMCM: the 4x clock, the IDELAY reference, and the user's 50 MHz (VCO 1000 MHz / 20).
-    assert re.search(r"\.CLKOUT2_DIVIDE\(5'd20\)", v), re.findall(r"\.CLKOUT\d_DIVIDE\w*\([^)]*\)", v)
+    mult = int(re.search(r"\.CLKFBOUT_MULT_F\s*\(\d+'d(\d+)\)", v).group(1))
+    div  = int(re.search(r"\.CLKOUT2_DIVIDE\s*\(\d+'d(\d+)\)", v).group(1))
+    assert 125e6*mult/div == counter_soc.USER_CLK_FREQ, (mult, div)

@@ -88,7 +88,7 @@ def test_bios_timer_counts_modeled_clock(module_sim):
     # `uptime` counts sys_clk cycles: two reads differ by at least the cycles of one command.
     a = int(re.search(r"Uptime: (\d+) sys_clk", module_sim.cmd("uptime")).group(1))
     b = int(re.search(r"Uptime: (\d+) sys_clk", module_sim.cmd("uptime")).group(1))
-    assert b > a > 1_000_000
+    assert b > a > 100_000          # (the boot alone takes more: BIOS, SDRAM init, memtest)
 
 # Command line -------------------------------------------------------------------------------------
 

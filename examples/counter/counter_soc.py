@@ -16,7 +16,8 @@ started by the user's logic, replayed into the user's checker.
     |   starter: armed -> start,         |   control port  |                      |
     |            `words` words -> last   |<--------------->| recorder_ctl         |
     +------------------------------------+                 +----------------------+
-      CSRs (sys): counter_words, counter_kick, counter_produced, counter_checked, counter_errors
+      CSRs (sys): counter_words, counter_auto, counter_kick, counter_produced, counter_checked,
+      counter_errors
 
 The BIOS arms the recorder (``rec_start auto until-stop input=user arm=1``); the user's logic sees
 ``armed`` and starts it (the hardware start), streams ``words`` words while ``recording`` and ends
@@ -54,6 +55,7 @@ class CounterLogic(LiteXModule):
         self.armed, self.recording, self.replaying = Signal(), Signal(), Signal()
 
         self._words    = CSRStorage(32, reset=4096, description="Counter words per recording.")
+        self._auto     = CSRStorage(1, reset=1, description="Start the recorder when it is armed.")
         self._kick     = CSR()      # Write: a hardware start now, armed or not (the recorder's refusals).
         self._produced = CSRStatus(32, description="Words the source produced in the last recording.")
         self._checked  = CSRStatus(32, description="Words the checker received in the last replay.")
@@ -65,16 +67,19 @@ class CounterLogic(LiteXModule):
         words = Signal(32)
         self.specials += MultiReg(self._words.storage, words, odomain=cd)   # (static while running)
 
-        # The hardware start: the armed rising edge starts the recorder 16 cycles later (or a kick).
+        # The hardware start: the armed rising edge starts the recorder 16 cycles later (unless
+        # `auto` is 0), or a kick at once.
         kick = PulseSynchronizer("sys", cd)
         self.submodules += kick
         self.comb += kick.i.eq(self._kick.re)
         armed_q = Signal()
         delay   = Signal(5)
+        auto    = Signal()
+        self.specials += MultiReg(self._auto.storage, auto, odomain=cd)
         sync += [
             armed_q.eq(self.armed),
             self.start.eq(kick.o),
-            If(self.armed & ~armed_q,
+            If(self.armed & ~armed_q & auto,
                 delay.eq(16)
             ).Elif(delay != 0,
                 delay.eq(delay - 1),

@@ -67,8 +67,10 @@ def run(b, words=65536, name="counter", echo=None):
         r["play_wait"] = s.cmd("rec_wait", timeout=600, idle=True)
         r["checked"] = read_csr(s, b, "counter_checked")
         r["errors"]  = read_csr(s, b, "counter_errors")
-        # Armed, then the queue engine taken back by the CPU (its source register), then the user's
-        # start: refused by the recorder (status code 14), never a run that cannot end.
+        # Armed (the user's logic told not to start on it), then the queue engine taken back by the
+        # CPU (its source register), then the user's start: refused by the recorder (status code
+        # 14), never a run that cannot end.
+        s.cmd(f"mem_write 0x{csr_address(b, 'counter_auto'):08x} 0")
         s.cmd("rec_start auto until-stop input=user arm=1")
         src = [l for l in open(os.path.join(b.output_dir, "csr.csv")) if l.startswith("csr_register,nvme0_ctrl,")]
         r["refused_wait"] = None

@@ -1457,7 +1457,7 @@ static void rec_wait_handler(int nb_params, char **params)
 		return;
 	if (rec_job_wait(&cur_job, &r, (uint64_t)ms*1000, 50000))
 		printf("rec_wait: %s %s\n", mode_str(&cur_job), rec_status_str(r.status));
-	else
+	else if (ms)
 		printf("rec_wait: still running after %lu ms\n", ms);
 	printf("RESULT name=rec_wait done=%d status=%d cycles=%llu\n", r.done && !r.busy, r.status,
 		(unsigned long long)r.cycles);
