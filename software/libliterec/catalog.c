@@ -395,7 +395,9 @@ const char *catalog_port_str(int port)
 		return buf;
 	case CATALOG_PORT_NOQ:      return "no CPU I/O queue (the controller granted one I/O queue pair): no catalog I/O";
 	case CATALOG_PORT_IOERR:    return "catalog header could not be read";
-	case CATALOG_PORT_GEOMETRY: return "LBA size differs from the one the catalog was formatted with: rec_format yes";
+	case CATALOG_PORT_GEOMETRY: return "LBA size differs from the one the catalog was formatted with (the drive "
+		"was reformatted with another LBA size): the BIOS leaves its recordings untouched; rec_format yes "
+		"would discard them";
 	}
 	return "?";
 }

@@ -245,8 +245,11 @@ static void rec_show_handler(int nb_params, char **params)
 	printf(" (set positions)\n");
 	for (k = 0; k < e.width; k++) {
 		int q = e.order[k] & 7;
-		printf("  drive %d       : %s%d, LBAs %llu..%llu\n", q, s.port_of[q] >= 0 ? "nvme" : "missing, serial ",
-			s.port_of[q] >= 0 ? s.port_of[q] : 0, (unsigned long long)e.start_lba[q],
+		if (s.port_of[q] >= 0)
+			printf("  drive %d       : nvme%d", q, s.port_of[q]);
+		else
+			printf("  drive %d       : missing (serial %s)", q, s.serial[q]);
+		printf(", LBAs %llu..%llu\n", (unsigned long long)e.start_lba[q],
 			(unsigned long long)(e.start_lba[q] + e.region[q] - 1));
 	}
 	printf("  start         : cycle %llu (%llu us)", (unsigned long long)e.t0, (unsigned long long)cycles_us(e.t0, e.clk));
