@@ -59,7 +59,7 @@ def test_command_reference_reads_help_over_several_literals(tmp_path):
     assert (stub.name, stub.help, stub.conditions) == ("x_stub", "Stub", ["!(CSR_X_BASE)"])
     assert "| `x_go` | Go: x_go <a\\|b> [say=\"hi\"] |" in cmddoc.generate(str(tmp_path))
 
-# README and links -------------------------------------------------------------------------------
+# README and links ---------------------------------------------------------------------------------
 
 README_MAX_LINES = 210    # the README is a front door of about one screen; details live in doc/
 
