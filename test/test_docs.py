@@ -160,6 +160,15 @@ def test_readme_shows_only_library_commands():
     assert {"nvme_init", "rec_record", "rec_replay", "rec_start"} <= shown
     assert shown - bc.library_commands() == set()
 
+# The guide's pages by task name BIOS commands the same way (the architecture pages also name C
+# functions with the same prefixes, so they are not checked).
+TASK_PAGES = ["doc/index.md", "doc/console.md", "doc/recording.md", "doc/retrieving.md",
+    "doc/performance.md", "doc/benchmarks.md", "doc/developing.md"]
+
+@pytest.mark.parametrize("path", TASK_PAGES)
+def test_task_pages_show_only_library_commands(path):
+    assert readme_commands(read(path)) - bc.library_commands() == set()
+
 def test_readme_make_targets_exist():
     makefile = read("Makefile")
     targets = set(re.findall(r"^([\w-]+)\s*:(?!=)", makefile, re.M))
