@@ -361,7 +361,7 @@ def test_flash_refused_on_zcu106_with_the_reason(tmp_path):
 
 @pytest.mark.unit
 def test_kc705_command_generates_everything_with_the_bios(tmp_path):
-    """The README's command: Verilog, TCL, XDC and the BIOS, paths printed, DRAM budget printed."""
+    """doc/boards.md's KC705 command: Verilog, TCL, XDC and the BIOS, paths and DRAM budget printed."""
     out = tmp_path / "kc705"
     r = run_target("kc705", "--output-dir", str(out), timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]

@@ -664,7 +664,7 @@ def _control_events(user_period, edges, width, offset=0):
 def test_control_port_gives_one_event_per_rising_edge_whatever_its_length_and_the_clock_ratio(user_period):
     """A hardware start held 1 to 4 user cycles is one start in sys, from a faster or slower user
     clock and at any phase (a toggle per user cycle gave 0, 1 or N); rising edges two sys periods
-    apart (the minimum the README gives) are one event each."""
+    apart (the minimum doc/recording.md gives) are one event each."""
     for width in (1, 2, 3, 4):
         for offset in range(3):
             assert len(_control_events(user_period, [3], width, offset)) == 1, (width, offset)
