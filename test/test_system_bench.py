@@ -87,6 +87,7 @@ def test_full_run_writes_reads_back_and_compares_with_interval_lines(sim):
     for phase in ("write", "read"):
         iv = [p for p in lines(out, "bench_full") if p["phase"] == phase]
         assert len(iv) >= 2, out
+        pinned(f"system.bench.seed-ssd1.full_8mib.{phase}.intervals", len(iv), rel=0, tol=1)
         t = [float(p["t_ms"]) for p in iv]
         b = [int(p["bytes"]) for p in iv]
         assert t == sorted(t) and b == sorted(b) and b[-1] == 8*MiB
