@@ -22,6 +22,7 @@ import pytest
 
 from literecorder.host import benchdata, charts, console as con
 from literecorder.host.cli import main as literec
+from pinned import pinned
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "bench")
 PROMPT = b"\x1b[92;1mlitex\x1b[0m> "
@@ -563,10 +564,11 @@ def test_serial_transport_against_the_simulation(start_sim, tmp_path, capsys):
     rows = benchdata.read_csv(tmp_path / "scaling.csv")
     assert len(rows) == 1                       # A board of one SSD: only N = 1.
     r = rows[0]
-    assert r["dram_ceiling_mbps"] == str(int(r["dram_ceiling_mbps"])) and int(r["dram_ceiling_mbps"]) > 0
+    assert r["dram_ceiling_mbps"] == str(int(r["dram_ceiling_mbps"]))
+    pinned("system.bench_host.scaling_serial.dram_ceiling_mbps", int(r["dram_ceiling_mbps"]))
     assert (r["ok"], r["ports"], r["bytes"], r["lost_beats"]) == ("1", "1", str(4 << 20), "0")
-    assert float(r["mbps"]) > 0 and (r["transport"], r["profile"], r["ssds"], r["dram"]) == \
-        (bridge.slave_path, "sim-pty", "1", "board")
+    pinned("system.bench_host.scaling_serial.mbps", float(r["mbps"]))
+    assert (r["transport"], r["profile"], r["ssds"], r["dram"]) == (bridge.slave_path, "sim-pty", "1", "board")
     assert png_ok(tmp_path / "scaling.png")
     log = open(tmp_path / "scaling_console.log", errors="replace").read()
     assert "rec_record 0 4 ports=0" in log and "RESULT name=nvme_init port=0 ok=1" in log
@@ -585,7 +587,9 @@ def test_bench_peak_on_the_simulation(tmp_path, capsys):
     assert [int(r["chunks"]) for r in rows] == [1, 2, 4, 8]
     assert [int(r["bytes"]) for r in rows] == [n * 128 * 1024 for n in (1, 2, 4, 8)]
     assert len({r["lba"] for r in rows}) == 4                   # Each point at its own LBA.
-    assert all(float(r["write_mibps"]) > 0 and float(r["read_mibps"]) > 0 for r in rows)
+    for r in rows:
+        pinned(f"system.bench_host.peak_sim.{r['chunks']}.write_mibps", float(r["write_mibps"]))
+        pinned(f"system.bench_host.peak_sim.{r['chunks']}.read_mibps", float(r["read_mibps"]))
     assert {(r["transport"], r["profile"], r["ssds"], r["dram"]) for r in rows} == {("sim", "seed-ssd1", "1", "sim")}
     assert benchdata.read_csv(out / "peak_summary.csv")[-1]["ok"] == "1"
     assert png_ok(out / "peak.png")
