@@ -44,7 +44,7 @@ test-system: $(STAMP)
 
 # Pinned figures (test/pinned.py): the tests that call pinned() run once with LITEREC_PINS=update;
 # their figures are merged into test/data/pinned.json. Review its diff before committing it.
-PINS_TESTS ?= $(shell grep -l 'pinned(' test/test_*.py)
+PINS_TESTS ?= $(shell grep -l '^from pinned import' test/test_*.py)
 pins: $(STAMP)
 	LITEREC_PINS=update $(PYTHON) -m pytest -n $(JOBS) --dist loadgroup -q -ra $(PINS_TESTS) $(PYTEST_ARGS)
 
