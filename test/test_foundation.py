@@ -92,6 +92,8 @@ def test_cli_run_help_exits_zero():
 @pytest.mark.system
 @pytest.mark.xdist_group("foundation")
 def test_uptime_is_64_bit_and_counts_the_modeled_clock(module_sim):
+    """The counter as the BIOS reads it; its crossing of 2**32 (21.5 s of modeled time, out of reach
+    here) is checked by the unit tests below: the counter preset in Migen, the C conversions."""
     a = int(result(module_sim.cmd("rec_uptime"), "uptime")["cycles"])
     b = result(module_sim.cmd("rec_uptime"), "uptime")
     assert int(b["cycles"]) > a and int(b["us"]) == int(b["cycles"])//200
