@@ -6,6 +6,7 @@
 #   make synth   logic cost of the NVMe datapath (Yosys)
 #   make simspeed  speed of the full-system simulation on a fixed workload (modeled cycles/s)
 #   make resources  whole board designs with Yosys: resources per block, logic depth
+#   make pins    record the pinned modeled figures (test/data/pinned.json) of the tests that check them
 #   make campaigns  the benchmark campaigns of record (literec bench): doc/bench/*/*.csv|png
 #
 # Both install the toolchain first (Debian packages + .venv with pinned PyPI versions), once.
@@ -19,7 +20,7 @@ PYTEST_ARGS ?=
 BENCHARGS ?=
 RESOURCESARGS ?=
 
-.PHONY: all install sim test test-unit test-system bench simspeed synth resources campaigns clean distclean
+.PHONY: all install sim test test-unit test-system pins bench simspeed synth resources campaigns clean distclean
 
 all: sim
 
@@ -40,6 +41,12 @@ test-unit: $(STAMP)
 
 test-system: $(STAMP)
 	$(PYTHON) -m pytest -n $(JOBS) --dist loadgroup -q -ra -m system $(PYTEST_ARGS)
+
+# Pinned figures (test/pinned.py): the tests that call pinned() run once with LITEREC_PINS=update;
+# their figures are merged into test/data/pinned.json. Review its diff before committing it.
+PINS_TESTS ?= $(shell grep -l '^from pinned import' test/test_*.py)
+pins: $(STAMP)
+	LITEREC_PINS=update $(PYTHON) -m pytest -n $(JOBS) --dist loadgroup -q -ra $(PINS_TESTS) $(PYTEST_ARGS)
 
 # Benchmarks (not tests): RESULT lines with the measured figure, the limit and the ratio.
 bench: $(STAMP)

@@ -30,6 +30,30 @@ from literecorder.targets.sim import SimSession as _SimSession
 # SSD options of the system tests unless a test gives its own (the fastest profile).
 DEFAULT_SSD = ["--ssd-profile", "ideal", "--ns-size", "1GiB"]
 
+# Pinned figures (test/pinned.py) -----------------------------------------------------------------
+
+def pytest_configure(config):
+    """In a ``make pins`` session, the controller gives its xdist workers (which inherit its
+    environment) a fresh directory for the figures they record."""
+    import pinned
+    if pinned.updating() and not hasattr(config, "workerinput"):
+        import tempfile
+        os.environ[pinned.ENV_DIR] = tempfile.mkdtemp(prefix="literec-pins-")
+
+def pytest_sessionfinish(session, exitstatus):
+    """At the end of a ``make pins`` session, the controller merges the workers' figures into
+    test/data/pinned.json (only when every test passed: a failed test's figures are not recorded)."""
+    import shutil
+    import pinned
+    if pinned.updating() and not hasattr(session.config, "workerinput"):
+        d = os.environ[pinned.ENV_DIR]
+        if exitstatus == 0:
+            n = pinned.merge(d)
+            print(f"\n[pins] {n} figures recorded in {os.path.relpath(pinned.PINS_FILE, ROOT)}")
+        else:
+            print(f"\n[pins] not recorded: the session failed (exit status {exitstatus})")
+        shutil.rmtree(d, ignore_errors=True)
+
 # Builds -------------------------------------------------------------------------------------------
 
 _builds = {}

@@ -22,6 +22,7 @@ import pytest
 
 from literecorder.host import benchdata, charts, console as con
 from literecorder.host.cli import main as literec
+from pinned import pinned
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "bench")
 PROMPT = b"\x1b[92;1mlitex\x1b[0m> "
@@ -148,16 +149,29 @@ def test_console_timeout_and_no_prompt(tmp_path):
     finally:
         bios.close()
 
+class VirtualClock:
+    """The console's clock in the timeout tests (``time`` of host/console.py): time passes only when
+    the transport waits, so the bounds are checked exactly and not against a loaded machine's wall clock."""
+    def __init__(self):
+        self.t = 1000.0
+
+    def time(self):
+        return self.t
+
+    def sleep(self, dt):
+        self.t += max(dt, 0)
+
 class LiveLineTransport:
     """A BIOS command that keeps a live line: after the command is typed, its echo, then a
     ``\\r``-updated progress line every ``every`` s for ``lines`` updates, then the result and the
-    prompt (times from the moment the command was typed)."""
-    def __init__(self, every, lines):
+    prompt (times from the moment the command was typed, on ``clock``)."""
+    def __init__(self, every, lines, clock=time):
         self.script = []
         self.every, self.lines = every, lines
+        self.clock = clock
 
     def write(self, data):
-        t = time.time()
+        t = self.clock.time()
         cmd = data.decode().rstrip("\r")
         self.script = [(t, cmd.encode() + b"\r\n")]
         self.script += [(t + (i + 1)*self.every, f"\rrec: {i + 1} MiB written".encode())
@@ -166,13 +180,13 @@ class LiveLineTransport:
 
     def read(self, timeout):
         if not self.script:
-            time.sleep(timeout)
+            self.clock.sleep(timeout)
             return b""
-        wait = self.script[0][0] - time.time()
+        wait = self.script[0][0] - self.clock.time()
         if wait > timeout:
-            time.sleep(timeout)
+            self.clock.sleep(timeout)
             return b""
-        time.sleep(max(wait, 0))
+        self.clock.sleep(max(wait, 0))
         return self.script.pop(0)[1]
 
     def close(self):
@@ -190,24 +204,28 @@ def test_bench_to_a_missing_port_fails_clearly_and_leaves_no_log(tmp_path, capsy
     assert os.listdir(out) == []
 
 @pytest.mark.unit
-def test_console_idle_timeout_lets_a_live_line_run_and_stops_a_silent_command():
+def test_console_idle_timeout_lets_a_live_line_run_and_stops_a_silent_command(monkeypatch):
+    clock = VirtualClock()
+    monkeypatch.setattr(con, "time", clock)
     # 8 progress updates 0.25 s apart (2.25 s in all): longer than the 1 s timeout.
-    c = con.Console(LiveLineTransport(every=0.25, lines=8))
+    c = con.Console(LiveLineTransport(every=0.25, lines=8, clock=clock))
+    t0 = clock.time()
     out = c.cmd("rec_wait", timeout=1, idle=True)
     assert out.rstrip("\n").split("\n")[-1] == "RESULT name=rec_status state=done"
     assert "rec: 8 MiB written" in out
-    # The whole-command bound gives up after 1 s of the same command.
-    c = con.Console(LiveLineTransport(every=0.25, lines=8))
-    t0 = time.time()
+    assert clock.time() - t0 == 2.25
+    # The whole-command bound gives up after 1 s of the same command: at 1 s, not at the end.
+    c = con.Console(LiveLineTransport(every=0.25, lines=8, clock=clock))
+    t0 = clock.time()
     with pytest.raises(con.ConsoleError, match="no prompt after 1 s waiting for 'rec_wait'"):
         c.cmd("rec_wait", timeout=1)
-    assert time.time() - t0 < 1.8
-    # Without output for longer than the timeout, the idle bound gives up too.
-    c = con.Console(LiveLineTransport(every=0.6, lines=3))
-    t0 = time.time()
+    assert clock.time() - t0 == pytest.approx(1.0)
+    # Without output for longer than the timeout, the idle bound gives up too: 0.4 s after the echo.
+    c = con.Console(LiveLineTransport(every=0.6, lines=3, clock=clock))
+    t0 = clock.time()
     with pytest.raises(con.ConsoleError, match="no console output for 0.4 s waiting for 'rec_wait'"):
         c.cmd("rec_wait", timeout=0.4, idle=True)
-    assert time.time() - t0 < 1.0
+    assert clock.time() - t0 == pytest.approx(0.4)
 
 # CSV ----------------------------------------------------------------------------------------------
 
@@ -566,10 +584,11 @@ def test_serial_transport_against_the_simulation(start_sim, tmp_path, capsys):
     rows = benchdata.read_csv(tmp_path / "scaling.csv")
     assert len(rows) == 1                       # A board of one SSD: only N = 1.
     r = rows[0]
-    assert r["dram_ceiling_mbps"] == str(int(r["dram_ceiling_mbps"])) and int(r["dram_ceiling_mbps"]) > 0
+    assert r["dram_ceiling_mbps"] == str(int(r["dram_ceiling_mbps"]))
+    pinned("system.bench_host.scaling_serial.dram_ceiling_mbps", int(r["dram_ceiling_mbps"]))
     assert (r["ok"], r["ports"], r["bytes"], r["lost_beats"]) == ("1", "1", str(4 << 20), "0")
-    assert float(r["mbps"]) > 0 and (r["transport"], r["profile"], r["ssds"], r["dram"]) == \
-        (bridge.slave_path, "sim-pty", "1", "board")
+    pinned("system.bench_host.scaling_serial.mbps", float(r["mbps"]))
+    assert (r["transport"], r["profile"], r["ssds"], r["dram"]) == (bridge.slave_path, "sim-pty", "1", "board")
     assert png_ok(tmp_path / "scaling.png")
     log = open(tmp_path / "scaling_console.log", errors="replace").read()
     assert "rec_record 0 4 ports=0" in log and "RESULT name=nvme_init port=0 ok=1" in log
@@ -588,7 +607,9 @@ def test_bench_peak_on_the_simulation(tmp_path, capsys):
     assert [int(r["chunks"]) for r in rows] == [1, 2, 4, 8]
     assert [int(r["bytes"]) for r in rows] == [n * 128 * 1024 for n in (1, 2, 4, 8)]
     assert len({r["lba"] for r in rows}) == 4                   # Each point at its own LBA.
-    assert all(float(r["write_mibps"]) > 0 and float(r["read_mibps"]) > 0 for r in rows)
+    for r in rows:
+        pinned(f"system.bench_host.peak_sim.{r['chunks']}.write_mibps", float(r["write_mibps"]))
+        pinned(f"system.bench_host.peak_sim.{r['chunks']}.read_mibps", float(r["read_mibps"]))
     assert {(r["transport"], r["profile"], r["ssds"], r["dram"]) for r in rows} == {("sim", "seed-ssd1", "1", "sim")}
     assert benchdata.read_csv(out / "peak_summary.csv")[-1]["ok"] == "1"
     assert png_ok(out / "peak.png")

@@ -113,9 +113,58 @@ def test_cli_run_help_exits_zero():
 @pytest.mark.system
 @pytest.mark.xdist_group("foundation")
 def test_uptime_is_64_bit_and_counts_the_modeled_clock(module_sim):
+    """The counter as the BIOS reads it; its crossing of 2**32 (21.5 s of modeled time, out of reach
+    here) is checked by the unit tests below: the counter preset in Migen, the C conversions."""
     a = int(result(module_sim.cmd("rec_uptime"), "uptime")["cycles"])
     b = result(module_sim.cmd("rec_uptime"), "uptime")
     assert int(b["cycles"]) > a and int(b["us"]) == int(b["cycles"])//200
+
+@pytest.mark.unit
+def test_uptime_counter_crosses_2_to_the_32_without_wrapping():
+    """The SoC's uptime counter (LiteX Timer, ``timer_uptime=True``) preset to 2**32 - 3 cycles (21.5 s
+    at 200 MHz): latched through its CSR after 5 cycles, it reads 2**32 + 2, not 2."""
+    from migen import run_simulation
+    from litex.soc.cores.timer import Timer
+    dut = Timer()
+    dut.add_uptime()
+    got = []
+    def gen():
+        yield dut.uptime_cycles.eq(2**32 - 3)
+        yield
+        for _ in range(4):
+            yield
+        yield dut._uptime_latch.re.eq(1)
+        yield
+        yield dut._uptime_latch.re.eq(0)
+        yield
+        got.append((yield dut._uptime_cycles.status))
+    run_simulation(dut, gen())
+    assert len(dut._uptime_cycles.status) == 64
+    assert got == [2**32 + 2]
+
+@pytest.mark.unit
+@pytest.mark.parametrize("freq", [200000000, 156250000])
+def test_cycle_and_microsecond_conversions_are_exact_over_64_bits(tmp_path, freq):
+    """literec_cycles_to_us / literec_us_to_cycles (software/libliterec/pcie.c), compiled for the
+    host: exact against Python's integers past 2**32 cycles and up to 2**64 - 1."""
+    src = open(os.path.join(ROOT, "software", "libliterec", "pcie.c")).read()
+    funcs = [re.search(r"^uint64_t %s\(uint64_t \w+\)\n\{.*?^\}" % name, src, re.M | re.S).group(0)
+        for name in ("literec_cycles_to_us", "literec_us_to_cycles")]
+    values = [0, 1, 199, 2**32 - 1, 2**32, 2**32 + 7, 10**12 + 3, 1.8e13, 2**63 + 5, 2**64 - 1]
+    values = [int(v) for v in values]
+    c = tmp_path / "conv.c"
+    c.write_text("#include <stdio.h>\n#include <stdint.h>\n" + "\n".join(funcs) +
+        "\nint main(void) {\n\tstatic const uint64_t v[] = {" + ", ".join(f"{v}ULL" for v in values) + "};\n"
+        "\tfor (unsigned i = 0; i < sizeof(v)/sizeof(v[0]); i++)\n"
+        "\t\tprintf(\"%llu %llu\\n\", (unsigned long long)literec_cycles_to_us(v[i]),"
+        " (unsigned long long)literec_us_to_cycles(v[i]));\n\treturn 0;\n}\n")
+    exe = tmp_path / "conv"
+    subprocess.run(["cc", "-O1", "-Wall", "-Werror", f"-DCONFIG_CLOCK_FREQUENCY={freq}ULL", "-o", str(exe),
+        str(c)], check=True)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split("\n")
+    got = [tuple(int(x) for x in l.split()) for l in out if l]
+    # us -> cycles is modulo 2**64 (as uint64_t) beyond 2**64 / f microseconds.
+    assert got == [(v*10**6//freq, (v*freq//10**6) % 2**64) for v in values]
 
 @pytest.mark.system
 @pytest.mark.xdist_group("foundation")

@@ -14,6 +14,8 @@ import random
 
 import pytest
 
+from pinned import pinned
+
 from migen import *
 
 from litex.soc.interconnect import stream
@@ -211,6 +213,12 @@ def test_commands_prp_lists_and_completions():
         assert [c["final"] for c in sorted(cs, key=lambda c: c["lba"])][-1] == 1
         assert sum(c["final"] for c in cs) == 1
     assert all(c["status"] == 0 and 0 < c["latency"] < 5000 for c in got)
+    # The latencies (cycles from submission to completion) of the seeded controller model, exactly:
+    # a stage added or a wait lost in the engine moves them.
+    lat = [c["latency"] for c in sorted(got, key=lambda c: (c["id"], c["lba"]))]
+    pinned("unit.nvme_engine.completions.latency_sum", sum(lat), rel=0)
+    pinned("unit.nvme_engine.completions.latency_max", max(lat), rel=0)
+    pinned("unit.nvme_engine.completions.latency_first", lat[0], rel=0)
     # Doorbells: the SQ tail after each burst of submissions, the CQ head after the CQEs seen.
     sq = [d for a, d in ctl.doorbells if a == SQ_DB]
     cq = [d for a, d in ctl.doorbells if a == CQ_DB]

@@ -17,6 +17,24 @@ from literecorder.cores.nvme.core import NVMeRequestGenerator, NVMeStatistics
 
 pytestmark = pytest.mark.unit
 
+def model_generator(random_lbas, span, count, blocks=8, base=1000, mask=None, seed=0x1234567,
+        adr_base=0x40000000, adr_mask=2**20 - 1, lba_shift=9):
+    """The requests the generator gives, in Python: a Galois LFSR (x^32 + x^22 + x^2 + x + 1) that
+    steps once per accepted request and once per draw beyond ``span`` (skipped); the back-pressure
+    does not change the sequence."""
+    if mask is None:
+        mask = (1 << max(span - 1, 0).bit_length()) - 1
+    lfsr = seed or 1
+    out, seq, offset = [], 0, 0
+    while len(out) < count:
+        rnd = ((lfsr ^ 0x5bd1e995) << 32 | lfsr) & mask & ~(blocks - 1)
+        if not random_lbas or span == 0 or rnd < span:
+            out.append((base + (rnd if random_lbas else seq), blocks, adr_base + (offset & adr_mask)))
+            seq += blocks
+            offset += blocks << lba_shift
+        lfsr = (lfsr >> 1) ^ 0x80200003 if lfsr & 1 else lfsr >> 1
+    return out
+
 def run_generator(random_lbas, span, count, blocks=8, base=1000, mask=None, seed=0x1234567, ready_seed=5):
     dut = NVMeRequestGenerator()
     got = []
@@ -54,7 +72,10 @@ def run_generator(random_lbas, span, count, blocks=8, base=1000, mask=None, seed
 def test_random_lbas_stay_in_a_span_that_is_not_a_power_of_two():
     span = 3*1024                                      # 75% of a 4096-block region: mask 4095
     got = run_generator(1, span, 300)
-    assert len(got) == 300
+    # Exactly the seeded sequence of the model (draws beyond the span skipped), whatever the
+    # back-pressure.
+    assert got == model_generator(1, span, 300)
+    assert got == run_generator(1, span, 300, ready_seed=6)
     offsets = [lba - 1000 for lba, _, _ in got]
     assert all(0 <= o < span and o % 8 == 0 for o in offsets)
     # The draws cover the span, not only its power-of-two part.
@@ -65,11 +86,13 @@ def test_random_lbas_stay_in_a_span_that_is_not_a_power_of_two():
 
 def test_without_a_limit_the_mask_alone_bounds_the_lbas():
     got = run_generator(1, 0, 200, mask=4095)
+    assert got == model_generator(1, 0, 200, mask=4095)
     offsets = [lba - 1000 for lba, _, _ in got]
     assert len(got) == 200 and all(0 <= o < 4096 for o in offsets) and max(offsets) >= 3072
 
 def test_sequential_requests_ignore_the_limit():
     got = run_generator(0, 16, 50, blocks=256)
+    assert got == model_generator(0, 16, 50, blocks=256)
     assert [lba for lba, _, _ in got] == [1000 + 256*i for i in range(50)]
     assert all(b == 256 for _, b, _ in got)
 

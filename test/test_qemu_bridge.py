@@ -31,8 +31,12 @@ from literecorder.sim import qemu as qemumod
 from literecorder.sim.qemu import QemuNVMe, QemuError, qemu_available, read_image, MISSING_MESSAGE
 from literecorder.sim.ssd import SimSSD, US
 
-pytestmark = [pytest.mark.unit,
-              pytest.mark.skipif(not qemu_available(), reason=MISSING_MESSAGE)]
+pytestmark = pytest.mark.unit
+
+# Only the cases that start QEMU are skipped without it; the model's side of every comparison, the
+# argument checks and the fake-QEMU life-cycle cases run anyway.
+needs_qemu = pytest.mark.skipif(not qemu_available(), reason=f"{MISSING_MESSAGE} (this case starts QEMU)")
+KINDS = [pytest.param("qemu", marks=needs_qemu), "model"]
 
 OK, INVALID_OPCODE, INVALID_FIELD, DTE = (0, 0, 0), (0, 1, 1), (0, 2, 1), (0, 4, 1)
 LBA_RANGE, PRP_OFFSET = (0, 0x80, 1), (0, 0x13, 1)
@@ -63,7 +67,7 @@ def make(kind, tmp_path, size=SIZE, lba_size=512, host_mem=32 << 20, **kw):
 def image_path(d):
     return d.image if isinstance(d, QemuNVMe) else d.args["ns_file"]
 
-@pytest.fixture(params=["qemu", "model"])
+@pytest.fixture(params=KINDS)
 def kind(request):
     return request.param
 
@@ -198,7 +202,7 @@ def test_identify_namespace(dev):
     assert st(dev.admin(0x06, nsid=0, prp1=buf, cdw={10: 2})) == OK           # active NS list
     assert struct.unpack("<4I", dev.read_mem(buf, 16)) == (1, 0, 0, 0)
 
-@pytest.mark.parametrize("kind", ["qemu", "model"])   # The model had DLFEAT at byte 32 (fixed).
+@pytest.mark.parametrize("kind", KINDS)   # The model had DLFEAT at byte 32 (fixed).
 def test_identify_namespace_dlfeat_offset(kind, tmp_path):
     """Deallocated blocks read as zeroes on both devices: DLFEAT (byte 33) bits 2:0 = 001b and
     FPI (byte 32) bit 7 clear (no format progress indicator)."""
@@ -209,7 +213,7 @@ def test_identify_namespace_dlfeat_offset(kind, tmp_path):
         ns = d.read_mem(buf, 64)
         assert ns[33] & 7 == 1 and ns[32] == 0
 
-@pytest.mark.parametrize("kind", ["qemu", "model"])   # The model claimed log 05h in LPA (fixed).
+@pytest.mark.parametrize("kind", KINDS)   # The model claimed log 05h in LPA (fixed).
 def test_log_page_attributes_match_the_logs(kind, tmp_path):
     """Identify Controller LPA bit 1 = the Commands Supported and Effects log (05h) exists; bit 2 =
     extended data (NUMDU, LPO): an offset read returns the log from that offset."""
@@ -338,6 +342,7 @@ def test_prp_list_with_offset_chained(dev):
     assert st(dev.io(2, 2048, npages * 8, rb)) == OK
     assert dev.read_mem(rb, len(data)) == data
 
+@needs_qemu
 def test_large_transfer_with_chained_list(tmp_path):
     """4 MiB in one command (QEMU with MDTS 2^10 x 4 KiB): 1024 pages, a page-aligned list of 511
     entries + chain, then 513 entries."""
@@ -452,6 +457,7 @@ def test_full_cq_holds_completions_until_the_head_moves(dev):
     got += [dev.poll_cqe(3)["cid"] for _ in range(3)]
     assert sorted(got) == sorted(cids)
 
+@needs_qemu
 def test_full_cq_is_not_a_qemu_timeout(tmp_path):
     """Completions QEMU holds because the host leaves its CQ full do not count against QEMU's
     wall-clock bound."""
@@ -546,6 +552,7 @@ def test_every_byte_crosses_the_link(dev, what, mrd, mwr):
     s = dev.stats()
     assert s["rogue_reads"] == 0 and s["rogue_writes"] == 0 and s["boundary_violations"] == 0
 
+@needs_qemu
 def test_qemu_sees_host_memory_through_tlps_only(qdev):
     """QEMU's view of host memory (the bridge's shared memory) equals the host's memory for what
     QEMU read (SQEs, PRP list, write data) and wrote (read data, CQEs), and holds nothing else."""
@@ -600,6 +607,7 @@ def test_refused_sq_fetch_is_controller_fatal(dev):
     dev.create_io_queue(1)
     assert st(dev.io(2, 0, 8, buf)) == OK
 
+@needs_qemu
 def test_buffer_outside_the_mirrored_memory(tmp_path):
     with make("qemu", tmp_path) as d:
         assert d.lib.qbh_map(d.h, 0x2_0000_0000, 1 << 20) == 0     # host memory above mem_top (4 GiB)
@@ -608,6 +616,7 @@ def test_buffer_outside_the_mirrored_memory(tmp_path):
         assert d.stats()["no_mirror"] == 1
         assert st(d.io(1, 0, 8, d.alloc(4096))) == OK
 
+@needs_qemu
 def test_4k_lba_namespace(tmp_path):
     with make("qemu", tmp_path, size=16 << 20, lba_size=4096) as d:
         d.bring_up(mps=128)
@@ -625,6 +634,7 @@ def test_4k_lba_namespace(tmp_path):
         assert st(d.io(2, 10, 3, rb)) == OK
         assert d.read_mem(rb, len(data)) == data and read_image(d.image, 10 * 4096, len(data)) == data
 
+@needs_qemu
 def test_timestamp_feature_data_both_ways(qdev):
     d = qdev
     ts = d.alloc(4096)
@@ -639,6 +649,7 @@ def test_timestamp_feature_data_both_ways(qdev):
 
 # Function resets ----------------------------------------------------------------------------------------
 
+@needs_qemu
 def test_perst_and_flr_reset_the_function(qdev):
     d = qdev
     buf = d.alloc(4096)
@@ -676,6 +687,7 @@ def _gone(pid, seconds=5.0):
             return False
         time.sleep(0.01)
 
+@needs_qemu
 def test_qemu_started_logged_and_reaped(tmp_path):
     d = make("qemu", tmp_path)
     pid = d.qemu_pid
@@ -683,11 +695,12 @@ def test_qemu_started_logged_and_reaped(tmp_path):
     cmdline = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
     assert b"x-remote" in cmdline and any(str(tmp_path / "qemu.img").encode() in a for a in cmdline)
     d.close()
-    assert _gone(pid, 0.1)
+    assert _gone(pid)                                               # reaped by close(), not left a zombie
     log = open(tmp_path / "qemu.log").read()
     assert log.startswith("# started by the LiteRecorder QEMU NVMe bridge: ")
     assert "-machine x-remote" in log
 
+@needs_qemu
 def test_qemu_dies_with_the_simulation(tmp_path):
     """A simulation killed with SIGKILL (no close, no atexit) takes QEMU with it (PDEATHSIG)."""
     code = ("import sys, time; from literecorder.sim.qemu import QemuNVMe; "
@@ -739,8 +752,10 @@ def test_qemu_that_never_becomes_ready(tmp_path):
     t = time.time()
     with pytest.raises(QemuError, match=r"QEMU did not become ready within 300 ms \(start_timeout\)"):
         QemuNVMe(image=str(tmp_path / "q.img"), qemu_bin=fake, timeout_s=0.3)
-    assert time.time() - t < 4.0                                    # 0.3 s + at most 2 s to stop it
+    # The 0.3 s bound and the stop, not the fake's 30 s (a bound of 10 s: a loaded machine passes).
+    assert time.time() - t < 10
 
+@needs_qemu
 def test_qemu_killed_while_running(qdev):
     d = qdev
     buf = d.alloc(4096)
@@ -755,6 +770,7 @@ def test_qemu_killed_while_running(qdev):
     assert d.cfg_read(0x00)[0] == 1                                 # UR: the function is gone
     assert d.mmio_read(0x1c)[0] == 1
 
+@needs_qemu
 def test_qemu_that_stops_answering(tmp_path):
     with make("qemu", tmp_path, timeout_s=0.3) as d:
         d.bring_up(mps=128)
@@ -763,13 +779,14 @@ def test_qemu_that_stops_answering(tmp_path):
         try:
             t = time.time()
             assert d.mmio_read(0x1c)[0] == 1                        # UR after the bound
-            assert 0.3 <= time.time() - t < 2.0
+            assert 0.3 <= time.time() - t < 8                       # the 0.3 s bound, not the 10 s default
             fatal, why = d.fatal()
             assert fatal and why == "QEMU did not answer a BAR_READ request within 300 ms (qemu_timeout)"
             assert d.cfg_read(0x00)[0] == 1
         finally:
             os.kill(d.qemu_pid, signal.SIGCONT)
 
+@needs_qemu
 def test_command_that_qemu_does_not_complete(tmp_path):
     """QEMU throttled to 1 I/O per second and a 300 ms bound: the bridge reports the command and
     sets CSTS.CFS instead of waiting."""
@@ -785,6 +802,7 @@ def test_command_that_qemu_does_not_complete(tmp_path):
 
 # Options and module arguments ----------------------------------------------------------------------------
 
+@needs_qemu
 def test_module_args(tmp_path):
     ap = argparse.ArgumentParser(); qemumod.add_qemu_arguments(ap)
     a = qemumod.qemu_module_args(ap.parse_args([]), 0, str(tmp_path), 100e6, 256)
@@ -926,6 +944,7 @@ def _pad_digest():
         h.update(p.encode()); h.update(open(p, "rb").read())
     return h.hexdigest()
 
+@needs_qemu
 def test_module_through_verilator_pads():
     """The LiteX module `qemu_nvme` in a minimal Verilator design at 64 bits (multi-beat TLPs):
     QEMU's configuration space, BAR assignment, MMIO reads/writes through the pads; QEMU is

@@ -14,6 +14,7 @@ import struct
 import pytest
 
 from literecorder.sim.ssd import SimSSD, measure_link, link_limit, rate_bins, US
+from pinned import pinned
 
 pytestmark = pytest.mark.unit
 
@@ -83,9 +84,13 @@ def test_overwrite_of_a_full_drive_stalls_without_deallocate(tmp_path):
         assert bins[0][1] == pytest.approx(2.2e9, rel=0.05)
         bins, _ = stream_bins(d, 1, 0, 256, n, n // 4)             # overwrite, no trim
         m = d.model()
+        # Nothing trimmed: GC keeps the drive nearly full of valid units (95 %), so each block it
+        # frees costs moving most of it; that is why the overwrite stalls.
         frac = m["valid_units"] / (m["valid_units"] + m["stale_units"])
+        pinned("unit.ssd_perf.overwrite_no_trim.valid_fraction", frac)
         slowed = bins[-1][1]
         assert slowed < 0.25 * 2.2e9
+        pinned("unit.ssd_perf.overwrite_no_trim.rate", slowed)
         # deallocate everything, then write again: full speed
         ranges = d.alloc(4096)
         d.write_mem(ranges, struct.pack("<IIQ", 0, 32 * MiB // 512, 0))
@@ -93,7 +98,6 @@ def test_overwrite_of_a_full_drive_stalls_without_deallocate(tmp_path):
         assert d.model()["valid_units"] == 0
         bins, _ = stream_bins(d, 1, 0, 256, n, n // 4)
         assert bins[-1][1] == pytest.approx(2.2e9, rel=0.02)
-        del frac
 
 def test_budget_gc_bursts_after_fill(tmp_path):
     with dev_with(tmp_path, "budget", ns_size=32 * MiB, gc_batch=1 * MiB, write_buf=256 * 1024) as d:
@@ -108,6 +112,8 @@ def test_budget_gc_bursts_after_fill(tmp_path):
         assert ceiling == pytest.approx(50e3, rel=0.01)
         assert max(iops) == pytest.approx(ceiling, rel=0.03)          # bursts at the command ceiling
         assert min(iops) < 3e3                                        # GC phases around 2k IOPS
+        pinned("unit.ssd_perf.budget_gc.min_iops", min(iops))
+        pinned("unit.ssd_perf.budget_gc.mean_iops", sum(iops) / len(iops))
 
 def test_seed_ssd1_tiers(tmp_path):
     with dev_with(tmp_path, "seed-ssd1", cache2_size=48 * MiB, write_buf=512 * 1024) as d:
@@ -125,6 +131,8 @@ def test_thermal_throttle_and_smart(tmp_path):
         bins, _ = stream_bins(d, 1, 0, 256, 3072, 16)               # 384 MiB in 2 MiB bins
         m = d.model()
         assert m["tmt1_count"] >= 1 and m["tmt1_time"] > 0
+        pinned("unit.ssd_perf.thermal.tmt1_count", m["tmt1_count"], rel=0)
+        pinned("unit.ssd_perf.thermal.tmt1_time", m["tmt1_time"])
         rates = [r for b, r in bins[3:-1]]
         assert max(rates) == pytest.approx(2.75e9, rel=0.02)          # before throttling
         assert min(rates) == pytest.approx(1.4e9, rel=0.02)           # throttled at TMT1
@@ -146,6 +154,7 @@ def test_qd1_latency(tmp_path):
             assert d.io(op, 0, 8, buf)["sc"] == 0
             us = (d.now - t0) / US
             assert lat < us < lat + 6, (op, us)
+            pinned(f"unit.ssd_perf.qd1_latency_us.op{op}", us, rel=0.01)
 
 def test_latency_spikes_are_seeded(tmp_path):
     def lats(seed):
@@ -162,7 +171,10 @@ def test_latency_spikes_are_seeded(tmp_path):
     a, b, c = lats(1), lats(1), lats(2)
     assert a == b and a != c
     spikes = [x for x in a if x > 1000]
+    # Seed 1's draws: exactly the recorded spike count and total latency.
     assert 1 <= len(spikes) <= 20 and all(x < 1020 for x in spikes)
+    pinned("unit.ssd_perf.spikes_seed1.count", len(spikes), rel=0)
+    pinned("unit.ssd_perf.spikes_seed1.total_us", sum(a), rel=0)
 
 def test_command_and_sample_logs(tmp_path):
     cl, sl = str(tmp_path / "cmds.csv"), str(tmp_path / "samples.csv")

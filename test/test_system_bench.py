@@ -4,14 +4,16 @@
 # SPDX-License-Identifier: BSD-2-Clause
 
 """The seeds' benchmarks at the BIOS prompt (nvme_bench peak/sizes/full/iops) on the seed-ssd1 drive:
-exact points, addresses, byte and command counts, rates recomputed from the modeled cycles, the
-interval lines of the long runs, a read error that fails the full run, and the argument checks."""
+exact points, addresses, byte and command counts, rates recomputed from the modeled cycles and
+pinned to the recorded figures (test/pinned.py: the modeled time is deterministic), the interval lines
+of the long runs, a read error that fails the full run, and the argument checks."""
 
 import re
 
 import pytest
 
 from conftest import parse_results, result, ssd_ctl as ctl
+from pinned import pinned
 
 pytestmark = [pytest.mark.system, pytest.mark.xdist_group("bench")]
 
@@ -46,7 +48,8 @@ def test_peak_sweep_points_addresses_and_rates(sim):
         assert (int(p["lba"]), int(p["bytes"]), p["chunk_kib"]) == (n*256, n*128*KiB, "128")
         assert close(p["write_mibps"], n*128*KiB, int(p["write_cycles"]), MiB)
         assert close(p["read_mibps"], n*128*KiB, int(p["read_cycles"]), MiB)
-        assert float(p["write_mibps"]) > 0 and float(p["read_mibps"]) > 0
+        pinned(f"system.bench.seed-ssd1.peak.{n}.write_mibps", float(p["write_mibps"]))
+        pinned(f"system.bench.seed-ssd1.peak.{n}.read_mibps", float(p["read_mibps"]))
     assert result(out, "bench_peak_done") == dict(name="bench_peak_done", port="0", points="4", ok="1")
     # The summary table: one row per point with the same figures.
     rows = re.findall(r"^\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)$", out, re.M)
@@ -63,6 +66,7 @@ def test_requests_larger_than_the_drives_transfer_size(sim):
     assert (r["requests"], r["commands"], r["bytes"]) == ("4", "16", str(16*MiB)), r
     assert int(r["iops"]) == 4*int(F)//int(r["cycles"])
     assert abs(float(r["iops_ratio"]) - float(r["ratio"])) <= 0.01*float(r["ratio"]) + 0.0002, r
+    pinned("system.bench.seed-ssd1.seq_write_4096k_qd4.cycles", int(r["cycles"]))
 
 def test_sizes_sweep_from_512_bytes_to_128_kib(sim):
     out = sim.cmd("nvme_bench sizes 9999 kib=256", timeout=600)
@@ -75,6 +79,7 @@ def test_sizes_sweep_from_512_bytes_to_128_kib(sim):
         assert (int(p["commands"]), int(p["bytes"]), p["qd"]) == (256*KiB//s, 256*KiB, "511")
         assert close(p["mbps"], 256*KiB, int(p["cycles"]), 1e6)
         assert abs(int(p["iops"]) - int(p["commands"])*F/int(p["cycles"])) <= 1
+        pinned(f"system.bench.seed-ssd1.sizes.{p['op']}.{s}.mbps", float(p["mbps"]))
     assert result(out, "bench_sizes_done")["points"] == "18"
 
 def test_full_run_writes_reads_back_and_compares_with_interval_lines(sim):
@@ -82,10 +87,12 @@ def test_full_run_writes_reads_back_and_compares_with_interval_lines(sim):
     for phase in ("write", "read"):
         iv = [p for p in lines(out, "bench_full") if p["phase"] == phase]
         assert len(iv) >= 2, out
+        pinned(f"system.bench.seed-ssd1.full_8mib.{phase}.intervals", len(iv), rel=0, tol=1)
         t = [float(p["t_ms"]) for p in iv]
         b = [int(p["bytes"]) for p in iv]
         assert t == sorted(t) and b == sorted(b) and b[-1] == 8*MiB
         assert all(int(p["temp_c"]) > 0 for p in iv)
+        pinned(f"system.bench.seed-ssd1.full_8mib.{phase}.t_ms", t[-1])
     done = result(out, "bench_full_done")
     assert (done["mib"], done["errors"], done["ok"]) == ("8", "0", "1")
     # SMART data units (1000 x 512 B) grew by the 8 MiB written.
@@ -123,6 +130,9 @@ def test_iops_consistency_intervals(sim):
     assert done["span_mib"] == "6" and done["intervals"] == "4"
     assert (int(done["min_iops"]), int(done["max_iops"])) == (min(iops), max(iops))
     assert int(done["mean_iops"]) == sum(iops)//4
+    pinned("system.bench.seed-ssd1.iops.fill_mbps", float(fill["mbps"]))
+    pinned("system.bench.seed-ssd1.iops.mean_iops", int(done["mean_iops"]))
+    pinned("system.bench.seed-ssd1.iops.min_iops", int(done["min_iops"]))
     # Every command of the intervals completed, and the ones in flight when it stopped too: QD 32
     # plus the engine's request queue, not a generator left running.
     assert sum(int(p["commands"]) for p in iv) <= int(done["commands"]) <= sum(int(p["commands"]) for p in iv) + 64

@@ -94,8 +94,17 @@ def one(request, tmp_path_factory):
     yield s
     s.close()
 
-def test_no_catalog_then_format_record_list_extract(one):
-    sim, img = one, ns(one)
+@pytest.fixture
+def fresh_one(request, tmp_path):
+    """A simulation of its own on a blank drive: the test that starts from "no catalog" does not
+    depend on running before the module's other tests (which format the shared drive)."""
+    s = new_session(request, 1, ["--ssd-profile", "ideal", "--ns-size", "256MiB"], "cat1-fresh", tmp_path)
+    assert result(s.cmd("nvme_init"), "nvme_init")["ok"] == "1"
+    yield s
+    s.close()
+
+def test_no_catalog_then_format_record_list_extract(fresh_one):
+    sim, img = fresh_one, ns(fresh_one)
     # Without a catalog: explicit LBAs still record (and say so), auto names rec_format.
     out = sim.cmd("rec_list")
     assert "nvme0: no catalog (rec_format yes creates one)" in out and result(out, "rec_list")["sets"] == "0"

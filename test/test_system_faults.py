@@ -91,17 +91,34 @@ def test_admin_command_timeout(sim):
     recovers(sim)
 
 def test_controller_fatal_status(sim):
+    """A controller in fatal status posts no completion: the engine's timeout stops the read, and
+    nvme_status shows CSTS.CFS."""
     ctl(sim, "fault add cfs")
     out = sim.cmd("nvme_read 0 8", timeout=600)
-    assert "Error" in out
+    assert re.fullmatch(r"Error: nvme0: read command \(CID \d+\) at LBA 0: command timeout \(no completion "
+        r"from the controller\)\n  engine stopped: (\d+) submitted, \1 completed, 0 outstanding; nvme_init to "
+        r"recover\nRESULT name=nvme_read port=0 ok=0 error=-7\n", out), out
     st = sim.cmd("nvme_status")
-    assert "CFS 1" in st
+    assert "  CSTS 0x00000003: RDY 1, CFS 1, SHST 0\n" in st, st
+    assert result(st, "nvme_status")["error"] == "1"
     recovers(sim)
 
+def _init_us(sim):
+    """nvme_init's modeled time (microseconds of the uptime counter around it) and its output."""
+    t0 = int(result(sim.cmd("rec_uptime"), "uptime")["us"])
+    out = sim.cmd("nvme_init", timeout=600)
+    t1 = int(result(sim.cmd("rec_uptime"), "uptime")["us"])
+    return t1 - t0, out
+
 def test_slow_and_failing_ready(sim):
-    ctl(sim, "fault add rdy-slow:us=500")
-    out = sim.cmd("nvme_init")
+    normal, out = _init_us(sim)
     assert result(out, "nvme_init")["ok"] == "1"
+    ctl(sim, "fault add rdy-slow:us=500")
+    slow, out = _init_us(sim)
+    assert result(out, "nvme_init")["ok"] == "1"
+    # The driver waited for the 500 us slower ready (not a fixed delay that happens to cover it):
+    # 500 us more than a normal init, less what the normal one already waits, plus a poll or two.
+    assert 450 <= slow - normal <= 520, (normal, slow)
     ctl(sim, "fault clear all")
     ctl(sim, "fault add rdy-fail")
     out = sim.cmd("nvme_init", timeout=600)

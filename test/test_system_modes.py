@@ -53,7 +53,7 @@ def test_ring_with_trim_ahead_wraps_and_keeps_what_surrounds_the_trigger(ideal):
     region, post, trim = 4*MiB, 1*MiB, 512*KiB        # 32 rows of one chunk; 4 rows trimmed ahead
     # The source is limited to 1000 MB/s: 4 ms of modeled time are about 4 MB = one lap per 4 ms.
     out = sim.cmd(f"rec_start 0 ring=4 post=1 trim-ahead=0.5 rate=1000 seed={seed}")
-    assert "invalid" in out                            # whole MiB only
+    assert out.strip() == "Error: invalid trim-ahead '0.5' MiB: 0..1073741824", out   # whole MiB only
     out = sim.cmd(f"rec_start 0 ring=4 post=1 trim-ahead=1 rate=1000 seed={seed}")
     cfg = result(out, "rec_start")
     assert (int(cfg["rows"]), int(cfg["capacity"]), int(cfg["trim_rows"])) == (32, 32, 8)

@@ -10,6 +10,7 @@ Data is checked by the hardware checker and in the SSD's namespace file (Python)
 import pytest
 
 from conftest import parse_results, result, ssd_ctl as ctl
+from pinned import pinned
 from patterns import pattern_bytes
 from literecorder.sim.ssd import send_control
 
@@ -59,11 +60,14 @@ def test_record_then_replay_exact_data(healthy):
     r, _ = record(sim, f"{lba} 16 seed={seed}")
     assert (r["bytes"], r["chunks"], r["bytes_in"], r["lost_beats"]) == (str(16*MiB), "128", str(16*MiB), "0")
     assert int(r["ring_peak"]) >= 1
+    pinned("system.recorder.ideal.record_16mib.mbps", float(r["mbps"]))
+    pinned("system.recorder.ideal.record_16mib.ring_peak", int(r["ring_peak"]), rel=0.1)
     # The namespace holds the stream, byte for byte, from the first LBA on.
     assert read_ns(sim, lba*512, 16*MiB) == pattern_bytes(seed, 16*MiB)
     r, _ = replay(sim, f"{lba} 16 seed={seed}")
     assert (r["bytes"], r["errors"], r["extra_beats"]) == (str(16*MiB), "0", "0")
     assert int(r["checked_beats"])*64 == 16*MiB
+    pinned("system.recorder.ideal.replay_16mib.mbps", float(r["mbps"]))
 
 def test_replay_with_another_seed_fails_every_word(healthy):
     sim = healthy
@@ -80,7 +84,10 @@ def test_early_stop_keeps_older_data_behind(healthy):
     assert (r["bytes"], r["chunks"], r["bytes_in"]) == (str(3*MiB), "24", str(3*MiB))
     assert replay(sim, "8192 3 seed=200")[0]["errors"] == "0"
     r, _ = replay(sim, "8192 8 seed=200")
-    assert r["first_error"] == str(3*MiB) and int(r["errors"]) > 0
+    # Every word of the 5 MiB behind that differs from seed 200's pattern is an error, no more.
+    behind = memoryview(pattern_bytes(100, 5*MiB, first_word=3*MiB//4)).cast("I")
+    want = memoryview(pattern_bytes(200, 5*MiB, first_word=3*MiB//4)).cast("I")
+    assert r["first_error"] == str(3*MiB) and int(r["errors"]) == sum(a != b for a, b in zip(behind, want))
     assert read_ns(sim, 8192*512, 3*MiB) == pattern_bytes(200, 3*MiB)
     assert read_ns(sim, 8192*512 + 3*MiB, 5*MiB) == pattern_bytes(100, 5*MiB, first_word=3*MiB//4)
 
@@ -102,12 +109,15 @@ def test_strict_source_faster_than_the_link_loses_beats_and_replay_sees_it(healt
     r, _ = record(sim, "0 8 seed=12 rate=8000 strict=1")
     lost = int(r["lost_beats"])
     assert lost > 0
+    # A source 8000 MB/s against what the drive takes: the share lost is the difference of the rates.
+    pinned("system.recorder.ideal.strict_8000.lost_beats", lost)
     # What was not lost was recorded; the recording ended with the source (last chunk padded).
     assert int(r["bytes_in"]) + lost*64 == 8*MiB
     assert int(r["bytes"]) == -(-int(r["bytes_in"]) // (128*1024)) * 128*1024
     # Lost beats shift the stream: the checker sees it.
     r, _ = replay(sim, "0 8 seed=12")
     assert int(r["errors"]) > 0
+    pinned("system.recorder.ideal.strict_8000.replay_errors", int(r["errors"]))
 
 def test_write_error_stops_recording_with_the_status_in_words(healthy):
     sim = healthy
@@ -213,6 +223,12 @@ def test_selftest_reports_a_failure(healthy):
     assert "TEST #10: FAIL" in out and "FAIL: read back data differs" in out, out
     assert result(out, "rec_selftest_summary")["failed"] == "1"
     assert "Overall Test Summary: FAIL" in out
-    for bad in ("test=12", "region=0", "ports=9", "bogus"):
+    for bad, message in [
+        ("test=12",   "Error: invalid test '12': 0..11"),
+        ("region=0",  "Error: invalid region '0' MiB: a positive number (default: the whole namespace)"),
+        ("ports=9",   "Error: invalid ports '9': 'all' or a port 0..0"),
+        ("bogus",     "rec_selftest [ports=all|N] [region=MiB] [sweep=N] [test=N] [break=1]   "
+                      "(overwrites the drives from LBA 0)"),
+    ]:
         out = sim.cmd(f"rec_selftest {bad}")
-        assert "RESULT name=rec_selftest" not in out, out
+        assert out.strip() == message, out
