@@ -599,13 +599,15 @@ def test_an_arm_allows_one_hardware_start_and_a_second_start_is_ignored():
         ("hw", "start"), ("wait", 40),                         # 6: one run, recording
         ("hw", "stop"), ("end",),                              # 8: stopped
         ("hw", "start"), ("wait", 40),                         # 10: the arm was used: ignored
+        ("write", dict(arm=1)), ("wait", 3),                   # 12: armed again: done cleared
     ])
     A, B, REC, REP, REF, D, S = range(7)
     assert snaps[1][A] == 0 and snaps[2][B] == 0
     assert snaps[4][A] == 1 and snaps[4][B] == 0
     assert snaps[6][:4] == (0, 1, 1, 0)
     assert snaps[8][:2] == (0, 0) and snaps[8][D] == 1 and snaps[8][S] == STATUS_STOPPED
-    assert snaps[10][B] == 0 and snaps[10][S] == STATUS_STOPPED
+    assert snaps[10][B] == 0 and snaps[10][S] == STATUS_STOPPED and snaps[10][D] == 1
+    assert snaps[12][A] == 1 and snaps[12][D] == 0 and snaps[12][B] == 0
     assert runs == 1
 
 def test_disarm_and_a_cpu_start_forget_the_arm():

@@ -332,6 +332,11 @@ class RecorderCore(LiteXModule):
             self.error.eq(striper.error),
         ]
         fsm.act("IDLE",
+            # An arm begins a job: done/refused speak of the run its start will begin.
+            If(self.arm,
+                NextValue(self.done, 0),
+                NextValue(self.refused, 0),
+            ),
             If(self.start,
                 NextValue(self.done, 0),
                 NextValue(self.refused, 0),
@@ -621,7 +626,7 @@ class RecorderCore(LiteXModule):
         storage("log_index",    self.acct.log_index, "Drop log: entry to read (``log_pos``/``log_len``).")
         self._status = CSRStatus(description="Recorder status.", fields=[
             CSRField("busy",      size=1, offset=0, description="Checking, recording or replaying."),
-            CSRField("done",      size=1, offset=1, description="Finished since the last start."),
+            CSRField("done",      size=1, offset=1, description="Finished since the last start (or arm)."),
             CSRField("error",     size=1, offset=2, description="A command failed (err_*)."),
             CSRField("overflow",  size=1, offset=3, description="Bytes were dropped."),
             CSRField("triggered", size=1, offset=4, description="Ring: the trigger came."),

@@ -329,7 +329,6 @@ int rec_job_check(struct rec_job *j)
  * oldest byte. `auto` places a recording after the last one; `id=<n>` replays one. */
 
 static int      cat_on;                 /* the current recording job is in the catalog */
-static int      cat_seen_busy;          /* an armed job: the recorder ran */
 static uint64_t cat_start;              /* modeled cycle of the start (0: armed, not known) */
 static uint64_t cat_drops, cat_gaps;    /* drop log entries passed on, and their bytes */
 
@@ -352,7 +351,6 @@ static int cat_begin(struct rec_job *j)
 	cj.bytes  = j->mode == REC_MODE_FIXED ? j->bytes : j->capacity*j->chunk;
 	id = catalog_rec_begin(&cj);
 	cat_on = id > 0;
-	cat_seen_busy = 0;
 	cat_start = 0;
 	cat_drops = cat_gaps = 0;
 	return id < 0 ? -1 : 0;
@@ -423,8 +421,8 @@ static void cat_poll(struct rec_job *j, struct rec_result *r)
 	int due;
 	if (!cat_on || j->replay)
 		return;
-	cat_seen_busy |= r->busy;
-	if (r->done && !r->busy && (!j->arm || cat_seen_busy)) {
+	/* (An arm clears `done`: an armed job is done when the run its start began ended.) */
+	if (r->done && !r->busy) {
 		cat_end(j, r, CATALOG_STATE_COMPLETE);
 		return;
 	}
