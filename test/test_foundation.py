@@ -169,11 +169,13 @@ def test_cycle_and_microsecond_conversions_are_exact_over_64_bits(tmp_path, freq
 @pytest.mark.system
 @pytest.mark.xdist_group("foundation")
 def test_cli_run_hanging_command_times_out():
-    # A memory test over 256 MiB takes far longer than 5 s of wall clock in simulation.
+    # A silent fill of 256 MiB (about 8 M modeled cycles) takes far longer than 5 s of wall clock in
+    # simulation. (mem_test prints its progress every 128 KiB: --timeout bounds silence, it runs on.)
     r = run_sim_py("--output-dir", _cli_output_dir(), "--timeout", "5",
-        "--run", "mem_test 0x40000000 0x10000000")
-    assert r.returncode == 1
-    assert "timeout" in r.stderr and "mem_test 0x40000000 0x10000000" in r.stderr
+        "--run", "rec_fill 0x40000000 0x10000000")
+    assert r.returncode == 1, r.stdout[-2000:] + r.stderr
+    assert ("[sim] ERROR: timeout: no console output for 5 s waiting for 'rec_fill 0x40000000 0x10000000'"
+        in r.stderr), r.stderr
 
 @pytest.mark.system
 @pytest.mark.xdist_group("foundation")

@@ -227,8 +227,8 @@ def test_selftest_reports_a_failure(healthy):
         ("test=12",   "Error: invalid test '12': 0..11"),
         ("region=0",  "Error: invalid region '0' MiB: a positive number (default: the whole namespace)"),
         ("ports=9",   "Error: invalid ports '9': 'all' or a port 0..0"),
-        ("bogus",     "rec_selftest [ports=all|N] [region=MiB] [sweep=N] [test=N] [break=1]   "
-                      "(overwrites the drives from LBA 0)"),
+        ("bogus",     "rec_selftest [ports=all|N] [region=MiB] [sweep=N] [test=N] [break=1] [force=1]   "
+                      "(overwrites the drives from LBA 0; a drive with a catalog only with force=1)"),
     ]:
         out = sim.cmd(f"rec_selftest {bad}")
         assert out.strip() == message, out

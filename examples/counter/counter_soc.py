@@ -92,7 +92,8 @@ class CounterLogic(LiteXModule):
         rec_q    = Signal()
         sync += rec_q.eq(self.recording)
         self.comb += [
-            self.source.valid.eq(self.recording & (produced != words)),
+            # (From the recording's second cycle: its first one restarts the count.)
+            self.source.valid.eq(self.recording & rec_q & (produced != words)),
             self.source.data.eq(produced),
             self.source.last.eq(produced == words - 1),
         ]
@@ -109,7 +110,7 @@ class CounterLogic(LiteXModule):
         sync += play_q.eq(self.replaying)
         self.comb += self.sink.ready.eq(1)
         sync += If(self.replaying & ~play_q,
-            checked.eq(0), errors.eq(0)
+            checked.eq(self.sink.valid), errors.eq(self.sink.valid & (self.sink.data != 0))
         ).Elif(self.sink.valid,
             checked.eq(checked + 1),
             If(self.sink.data != checked, errors.eq(errors + 1)),

@@ -148,6 +148,10 @@ int ssd_fault_add(ssd_t *s, const char *spec, char *err, size_t errlen)
         opts = next;
     }
     (void)have_for; (void)have_at;
+    /* A rogue read happens on a Write's data fetch, a rogue write on a Read's data transfer: without
+     * op=, the fault waits for a command of that kind (another command must not use it up). */
+    if (f.kind == F_ROGUE && f.op == -1)
+        f.op = f.rogue_read ? 0x01 : 0x02;
     f.id = ++s->next_fault_id;
     f.active = 1;
     snprintf(f.spec, sizeof(f.spec), "%s", spec);
