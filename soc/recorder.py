@@ -76,7 +76,7 @@ def add_nvme_port(soc, index, phy, with_bench=True):
     from literecorder.cores.pcie.windows import SRAMWindow, DRAMWindow
     from literecorder.cores.pcie.core import RCRootComplex
     from literecorder.cores.pcie import common as pcie_common
-    from literecorder.cores.nvme.core import NVMeHost
+    from literecorder.cores.nvme.core import NVMeHost, SRC_CPU, SRC_GEN, SRC_EXT
     from literecorder.cores.nvme import common as nvme_common
 
     if not hasattr(soc, "sdram"):
@@ -141,6 +141,15 @@ def add_nvme_port(soc, index, phy, with_bench=True):
         "PCIE_ROOT_MPS":          phy.root_mps_cap,
         "PCIE_ROOT_LINK_GEN":     phy.root_link_cap[0],
         "PCIE_ROOT_LINK_WIDTH":   phy.root_link_cap[1],
+        # The engine's request operations and sources (nvme.h uses these, defined once here).
+        "NVME_OP_READ":           nvme_common.OP_READ,
+        "NVME_OP_WRITE":          nvme_common.OP_WRITE,
+        "NVME_OP_FLUSH":          nvme_common.OP_FLUSH,
+        "NVME_OP_DEALLOCATE":     nvme_common.OP_DEALLOCATE,
+        "NVME_OP_WRITE_ZEROES":   nvme_common.OP_WRITE_ZEROES,
+        "NVME_SRC_CPU":           SRC_CPU,
+        "NVME_SRC_GEN":           SRC_GEN,
+        "NVME_SRC_EXT":           SRC_EXT,
     }
     for name, value in shared.items():
         if name not in soc.constants:

@@ -230,7 +230,7 @@ class _WindowHost:
     IOs) and takes the doorbells."""
     def __init__(self, dw):
         from literecorder.cores.pcie.windows import CompleterWindow
-        from literecorder.cores.pcie.requester import doorbell_layout
+        from literecorder.cores.common import doorbell_layout
         self._cls     = CompleterWindow
         self.phy      = RootPortPHYStandIn(dw)
         self.windows  = []

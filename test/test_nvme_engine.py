@@ -21,7 +21,7 @@ from migen import *
 from litex.soc.interconnect import stream
 
 from literecorder.cores.pcie.windows import CompleterWindow
-from literecorder.cores.pcie.requester import doorbell_layout
+from literecorder.cores.common import doorbell_layout
 from literecorder.cores.nvme.common import *
 from literecorder.cores.nvme.engine import NVMeQueueEngine
 

@@ -18,7 +18,8 @@ from litex.soc.interconnect import stream
 
 from litepcie.common import phy_layout
 
-from literecorder.cores.pcie.common import DwordAligner, RAMFIFO
+from literecorder.cores.common import RAMFIFO
+from literecorder.cores.pcie.common import DwordAligner
 from literecorder.cores.pcie.tlp import RCTLPRX, RCTLPTX
 from literecorder.cores.pcie.requester import RCRequester, SHORT_TLP_DWORDS, REQ_OK, REQ_TIMEOUT
 

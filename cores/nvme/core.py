@@ -23,6 +23,9 @@ from litex.gen import *
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import *
 
+import functools
+
+from literecorder.cores.common import csr_storage, csr_status
 from literecorder.cores.nvme.common import *
 from literecorder.cores.nvme.engine import NVMeQueueEngine
 
@@ -201,17 +204,12 @@ class NVMeHost(LiteXModule):
         e, cpu = self.engine, self.cpu
 
         def storage(name, size, desc, reset=0, target=None):
-            csr = CSRStorage(size, name=name, reset=reset, description=desc)
-            setattr(self, "_" + name, csr)
+            csr = csr_storage(self, name, size, desc, reset)
             if target is not None:
-                self.comb += target.eq(csr.storage)
+                self.comb += target.eq(csr.storage)        # (the CSR may be wider than the target)
             return csr
 
-        def status(name, sig, desc):
-            csr = CSRStatus(len(sig), name=name, description=desc)
-            setattr(self, "_" + name, csr)
-            self.comb += csr.status.eq(sig)
-            return csr
+        status = functools.partial(csr_status, self)
 
         # Engine configuration.
         self._ctrl = CSRStorage(description="Queue engine control.", fields=[

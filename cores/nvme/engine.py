@@ -40,8 +40,8 @@ from litex.gen import *
 
 from litex.soc.interconnect import stream
 
-from literecorder.cores.pcie.common import check_data_width, RAMFIFO
-from literecorder.cores.pcie.requester import doorbell_layout
+from literecorder.cores.common import RAMFIFO, doorbell_layout
+from literecorder.cores.pcie.common import check_data_width
 from literecorder.cores.nvme.common import *
 
 # Layouts ------------------------------------------------------------------------------------------

@@ -16,6 +16,8 @@ from litex.gen import *
 
 from litex.soc.interconnect import stream
 
+from literecorder.cores.common import ram_style_attr # noqa: F401 -- (also used from here)
+
 # Constants (defined once; exported to the BIOS by soc.recorder.add_nvme_port) ---------------------
 
 # Completion status.
@@ -48,13 +50,6 @@ def dword_swap(dat, ndw, endianness):
     if endianness == "little":
         return dat
     return Cat(*[Cat(*[dat[32*i + 8*b:32*i + 8*b + 8] for b in reversed(range(4))]) for i in range(ndw)])
-
-def ram_style_attr(mem, style):
-    """Synthesis hint on a Memory (``(* ram_style = ... *)``; e.g. "block" keeps a shallow but wide
-    RAM in block RAM instead of LUTs)."""
-    if style is not None:
-        mem.attr = {("ram_style", style)}
-    return mem
 
 def be_of_dwords(dwords):
     """Byte enables (4 per dword) of a dword-valid vector."""
@@ -158,56 +153,4 @@ class DwordAligner(LiteXModule):
                 c.eq(0),
                 j.eq(0),
             ),
-        ]
-
-# RAM FIFO -----------------------------------------------------------------------------------------
-
-class RAMFIFO(LiteXModule):
-    """First-word-fall-through FIFO on a synchronous-read RAM (block RAM) without an output register:
-    the output is the RAM's read latch, addressed one entry ahead when an entry is taken. An entry is
-    visible two cycles after it was written. ``level``: entries stored (full at ``depth``).
-    ``ram_style``: synthesis hint of the RAM ("block": block RAM, whatever the depth)."""
-    def __init__(self, layout, depth, ram_style="block"):
-        if depth < 2 or depth & (depth - 1):
-            raise ValueError(f"RAMFIFO depth={depth}: a power of two >= 2")
-        self.sink   = sink   = stream.Endpoint(layout)
-        self.source = source = stream.Endpoint(layout)
-        self.depth  = depth
-        self.level  = level = Signal(max=depth + 1)
-
-        # # #
-
-        fields = [(name, len(getattr(sink, name))) for name, *_ in sink.description.payload_layout]
-        fields += [(name, len(getattr(sink, name))) for name, *_ in sink.description.param_layout]
-        fields += [("first", 1), ("last", 1)]
-        width = sum(w for _, w in fields)
-        mem = Memory(width, depth)
-        ram_style_attr(mem, ram_style)
-        wr  = mem.get_port(write_capable=True)
-        rd  = mem.get_port(mode=READ_FIRST)
-        self.specials += mem, wr, rd
-
-        push    = Signal()
-        pop     = Signal()
-        push_d  = Signal()
-        wp      = Signal(log2_int(depth))
-        rp      = Signal(log2_int(depth))
-        visible = Signal(max=depth + 1)
-        self.comb += [
-            sink.ready.eq(level != depth),
-            push.eq(sink.valid & sink.ready),
-            pop.eq(source.valid & source.ready),
-            wr.adr.eq(wp),
-            wr.dat_w.eq(Cat(*[getattr(sink, name) for name, _ in fields])),
-            wr.we.eq(push),
-            rd.adr.eq(rp + pop),
-            Cat(*[getattr(source, name) for name, _ in fields]).eq(rd.dat_r),
-            source.valid.eq(visible != 0),
-        ]
-        self.sync += [
-            push_d.eq(push),
-            wp.eq(wp + push),
-            rp.eq(rp + pop),
-            level.eq(level + push - pop),
-            visible.eq(visible + push_d - pop),
         ]

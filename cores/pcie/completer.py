@@ -39,6 +39,7 @@ from litepcie.common import phy_layout
 from functools import reduce
 from operator import and_
 
+from literecorder.cores.common import RAMFIFO
 from literecorder.cores.pcie.common import *
 from literecorder.cores.pcie.tlp import request_header_layout, request_status_layout
 

@@ -25,6 +25,7 @@ from litex.gen import *
 from litex.soc.interconnect import stream
 
 
+from literecorder.cores.common import doorbell_layout
 from literecorder.cores.pcie.common import *
 
 # Status codes (CSR ``status`` field) ---------------------------------------------------------------
@@ -40,9 +41,6 @@ REQ_MALFORMED = 6
 REQ_MRD, REQ_MWR, REQ_CFGRD, REQ_CFGWR = range(4)
 
 SHORT_TLP_DWORDS = 6   # 4-dword header + 2 payload dwords.
-
-def doorbell_layout():
-    return [("adr", 32), ("dat", 32)]
 
 # Requester ----------------------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from litex.gen import *
 
 from litex.soc.interconnect import stream, wishbone
 
-from literecorder.cores.pcie.common import ram_style_attr
+from literecorder.cores.common import ram_style_attr
 
 # Window -------------------------------------------------------------------------------------------
 

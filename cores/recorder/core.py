@@ -33,6 +33,9 @@ from litex.gen import *
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import *
 
+import functools
+
+from literecorder.cores.common import csr_storage, csr_status
 from literecorder.cores.nvme.common import request_layout, completion_layout, NVME_STATUS_TIMEOUT
 from literecorder.cores.recorder.common import *
 from literecorder.cores.recorder.slots import SlotTracker
@@ -598,14 +601,8 @@ class RecorderCore(LiteXModule):
         ]
         self.comb += self.acct.snapshot.eq(f.snapshot)
 
-        def storage(name, sig, desc, reset=0):
-            csr = CSRStorage(len(sig), name=name, reset=reset, description=desc)
-            setattr(self, "_" + name, csr)
-            self.comb += sig.eq(csr.storage)
-        def status(name, sig, desc):
-            csr = CSRStatus(len(sig), name=name, description=desc)
-            setattr(self, "_" + name, csr)
-            self.comb += csr.status.eq(sig)
+        storage = functools.partial(csr_storage, self)
+        status  = functools.partial(csr_status, self)
         storage("ring_word",    self.ring_word,    "Ring start: word address on the LiteDRAM port.")
         storage("ring_bus",     self.ring_bus,     "Ring start: bus address (as the SSDs see it).")
         storage("ring_slots",   self.ring_slots,   f"Chunks in the ring (2..{self.slots}).", self.slots)

@@ -28,7 +28,7 @@ from litex.soc.interconnect import stream
 from litedram.frontend.dma import LiteDRAMDMAWriter
 
 from literecorder.cores.recorder.common import word_layout, BYTE_BITS, CHUNK_BITS
-from literecorder.cores.pcie.common import RAMFIFO
+from literecorder.cores.common import RAMFIFO
 from literecorder.cores.recorder.slots import RingPointer
 
 # Ring Writer --------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 #define __LITEREC_NVME_H
 
 #include <stdint.h>
+#include <generated/soc.h>
 
 /* Driver errors (negative); NVMe statuses are returned as positive 15-bit CQE status fields. */
 #define NVME_ERR_PCIE      (-1)   /* a PCIe request to the controller failed (see pcie.h) */
@@ -85,13 +86,10 @@ int nvme_get_log(int port, uint8_t lid, uint32_t nsid, uint32_t bytes, volatile 
 int nvme_get_feature(int port, uint8_t fid, uint32_t cdw11, uint32_t *value);
 int nvme_set_feature(int port, uint8_t fid, uint32_t cdw11, uint32_t *result);
 
-/* I/O through the hardware queue engine (op: NVME_OP_*; addr: bus address of the DRAM buffer).
- * Waits for the completion of every command of the request; *cycles gets the elapsed time. */
-#define NVME_OP_READ         0
-#define NVME_OP_WRITE        1
-#define NVME_OP_FLUSH        2
-#define NVME_OP_DEALLOCATE   3
-#define NVME_OP_WRITE_ZEROES 4
+/* I/O through the hardware queue engine (op: NVME_OP_READ/WRITE/FLUSH/DEALLOCATE/WRITE_ZEROES, the
+ * engine's request operations exported by the SoC builder in generated/soc.h; addr: bus address of
+ * the DRAM buffer). Waits for the completion of every command of the request; *cycles gets the
+ * elapsed time. */
 int nvme_io(int port, int op, uint64_t lba, uint32_t blocks, uint32_t addr, uint64_t *cycles);
 /* The same without the namespace range check (diagnostics: the controller must reject it). */
 int nvme_io_unchecked(int port, int op, uint64_t lba, uint32_t blocks, uint32_t addr, uint64_t *cycles);
@@ -120,10 +118,9 @@ struct nvme_engine_status {
 };
 void nvme_engine_status(int port, struct nvme_engine_status *s);
 void nvme_engine_set_qd(int port, int qd);
-/* Request source of a port's engine (the engine stays enabled; statistics cleared unless CPU). */
-#define NVME_SRC_CPU 0
-#define NVME_SRC_GEN 1
-#define NVME_SRC_EXT 2   /* the recorder datapath */
+/* Request source of a port's engine: NVME_SRC_CPU, NVME_SRC_GEN (the benchmark generator),
+ * NVME_SRC_EXT (the recorder datapath), from generated/soc.h (the engine stays enabled; statistics
+ * cleared unless CPU). */
 void nvme_engine_source(int port, int source);
 /* 1 while the port's queue engine serves the recorder's running recording or replay. */
 int  nvme_engine_in_use(int port);
