@@ -19,6 +19,9 @@ import re
 import sys
 import argparse
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from docfile import write_or_check # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC  = os.path.join("software", "libliterec")
 DOC  = os.path.join("doc", "commands.md")
@@ -123,17 +126,7 @@ def main():
     parser.add_argument("--check", action="store_true", help="Only check that doc/commands.md is current.")
     args = parser.parse_args()
     path = os.path.join(ROOT, DOC)
-    text = generate()
-    if args.check:
-        current = open(path).read() if os.path.exists(path) else ""
-        if current != text:
-            print(f"{path} is stale: run scripts/cmddoc.py", file=sys.stderr)
-            return 1
-        return 0
-    with open(path, "w") as f:
-        f.write(text)
-    print(f"wrote {path}")
-    return 0
+    return write_or_check(path, generate(), "scripts/cmddoc.py", args.check)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -95,14 +95,14 @@ def generate(board, ssds, output_dir, compile_software=False, **kwargs):
 SIM_ONLY_COMMANDS = {"sim_io"}
 
 def library_commands():
-    """The commands the project's BIOS library defines (``define_literec_command`` in software/libliterec)."""
-    names = set()
-    src = os.path.join(ROOT, "software", "libliterec")
-    for f in sorted(os.listdir(src)):
-        if f.endswith(".c"):
-            with open(os.path.join(src, f)) as fh:
-                names |= set(re.findall(r"^define_(?:literec_)?command\(\s*(\w+)\s*,", fh.read(), re.M))
-    return names
+    """The commands the project's BIOS library defines (``define_literec_command`` in software/libliterec,
+    read by scripts/cmddoc.py, the command reference's generator)."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    try:
+        import cmddoc
+    finally:
+        sys.path.pop(0)
+    return {c.name for c in cmddoc.library_commands(ROOT)}
 
 def bios_commands(elf):
     """The command table linked into a BIOS (``bios.elf``): LiteX puts a ``__bios_cmd_<name>``

@@ -14,6 +14,7 @@ import json
 import fcntl
 import hashlib
 import importlib.util
+import subprocess
 
 import pytest
 
@@ -125,6 +126,21 @@ def module_sim(request):
     s.close()
 
 # Helpers of the system tests ----------------------------------------------------------------------
+
+# This checkout's literec: the venv's `literec` script runs the checkout the venv was installed from,
+# which may be another worktree of the project.
+_LAUNCH = ("import sys, importlib.util as u; r = sys.argv.pop(1); "
+    "s = u.spec_from_file_location('literecorder', r + '/__init__.py', submodule_search_locations=[r]); "
+    "m = u.module_from_spec(s); sys.modules['literecorder'] = m; s.loader.exec_module(m); "
+    "from literecorder.host.cli import main; sys.exit(main())")
+LITEREC = [sys.executable, "-c", _LAUNCH, ROOT]
+
+def literec(*args, rc=0):
+    """Runs this checkout's ``literec`` with ``args``; asserts its exit status ``rc`` (None: any)."""
+    r = subprocess.run([*LITEREC, *map(str, args)], capture_output=True, text=True, timeout=300)
+    if rc is not None:
+        assert r.returncode == rc, f"rc={r.returncode}\n{r.stdout}\n{r.stderr}"
+    return r
 
 def result(out, name):
     """The one ``RESULT name=<name>`` line of a command's output, as a dict (fails otherwise)."""

@@ -21,7 +21,7 @@ import subprocess
 
 import pytest
 
-from conftest import result, parse_results
+from conftest import result, parse_results, literec
 from catalog_images import stream
 from literecorder.host import catalog as cat, drives as drv
 from literecorder.sim.qemu import qemu_available
@@ -30,20 +30,7 @@ pytestmark = [pytest.mark.system, pytest.mark.xdist_group("catalog")]
 
 MiB     = 1 << 20
 ROOT    = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# This checkout's literec: the venv's `literec` script runs the checkout the venv was installed from,
-# which may be another worktree of the project.
-_LAUNCH = ("import sys, importlib.util as u; r = sys.argv.pop(1); "
-    "s = u.spec_from_file_location('literecorder', r + '/__init__.py', submodule_search_locations=[r]); "
-    "m = u.module_from_spec(s); sys.modules['literecorder'] = m; s.loader.exec_module(m); "
-    "from literecorder.host.cli import main; sys.exit(main())")
-LITEREC = [sys.executable, "-c", _LAUNCH, ROOT]
 AREA    = 2048                      # first data LBA (1 MiB catalog area, 512-byte LBAs)
-
-def literec(*args, rc=0):
-    r = subprocess.run([*LITEREC, *map(str, args)], capture_output=True, text=True, timeout=300)
-    if rc is not None:
-        assert r.returncode == rc, f"rc={r.returncode}\n{r.stdout}\n{r.stderr}"
-    return r
 
 def listing(*paths):
     return json.loads(literec("list", *paths, "--json").stdout)["recordings"]

@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from conftest import result, parse_results
+from conftest import result, parse_results, literec
 from pinned import pinned
 
 pytestmark = pytest.mark.system
@@ -25,16 +25,6 @@ MiB  = 1 << 20
 SIZE = 32                 # MiB per recording
 RING = 4                  # MiB of ring (32 slots of 128 KiB): it fills, the source waits
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-# This checkout's literec (the venv's script may run another checkout of the project).
-_LAUNCH = ("import sys, importlib.util as u; r = sys.argv.pop(1); "
-    "s = u.spec_from_file_location('literecorder', r + '/__init__.py', submodule_search_locations=[r]); "
-    "m = u.module_from_spec(s); sys.modules['literecorder'] = m; s.loader.exec_module(m); "
-    "from literecorder.host.cli import main; sys.exit(main())")
-
-def literec(*args):
-    return subprocess.run([sys.executable, "-c", _LAUNCH, ROOT, *map(str, args)], capture_output=True,
-        text=True, timeout=300)
 
 # What a profile predicts for a recording of `size` bytes: the drive's 8 MiB write buffer takes the
 # first bytes at the link's rate (Gen3 x4, MPS 256: 3653 MB/s of completion payload), the rest goes at
@@ -82,7 +72,6 @@ def test_record_replay_and_catalog_on_a_realistic_drive(start_sim, profile, opts
     pinned(f"system.profiles.{profile}.replay_mbps", float(p["mbps"]))
     # The host tool reads the same recording from the namespace file, every word checked.
     v = literec("verify", sim.devices[0][1]["ns_file"], "--id", 1)
-    assert v.returncode == 0, v.stdout + v.stderr
     assert f"RESULT name=verify id=1 bytes={SIZE*MiB} words={SIZE*MiB//4} errors=0" in v.stdout, v.stdout
     # The heated drive did throttle (SMART's thermal-management transitions); the others did not.
     smart = result(sim.cmd("nvme_smart"), "nvme_smart")
