@@ -62,8 +62,13 @@ PARTS = {
     "zcu106": dict(part="XCZU7EV",  family="xcup", lut=230400, ff=460800, ramb36=312, dsp=1728),
 }
 
+# Logic depth limit between registers of the project's blocks: LiteDRAM's own depth measured the
+# same way (8 LUT levels), which closes at the boards' 125 MHz system clock.
+LEVELS_LIMIT = 8
+
 BLOCKS = ["CPU", "LiteDRAM", "root port", "root cplx", "NVMe host", "recorder", "SoC"]
 DATAPATH = ["root port", "root cplx", "NVMe host", "recorder"]
+PROJECT  = DATAPATH + ["SoC"]
 
 # Block of a signal name (None: an unnamed or generated intermediate, look further).
 _RULES = [
@@ -230,19 +235,30 @@ def comb_ports(cell):
         return [p for p in ins if re.fullmatch(r"ADDR[A-H]|A\d*|DPRA\d*", p)], (1, 0)
     return [], (0, 0)
 
-def logic_depth(flat, top, skip_start=None):
-    """{block: (levels, carry, from, to)}: deepest LUT path between sequential elements (flip-flops,
-    block RAMs, LUT RAM write ports, DSPs, black boxes), by the block of the signal it ends in.
-    ``skip_start(name)``: paths from these start signals are left out (e.g. CSR registers)."""
+_CLOCK_PORTS = re.compile(r"C|CLK|WCLK|CLKARDCLK|CLKBWRCLK|CLKARDCLKL|CLKBWRCLKL|CLKA|CLKB")
+
+def logic_depth(flat, top, skip_start=None, over=None):
+    """{(block, clock): (levels, carry, from, to)}: deepest LUT path between sequential elements
+    (flip-flops, block RAMs, LUT RAM write ports, DSPs, black boxes), by the block of the signal it
+    ends in and the clock of its end register (``-`` for ports and black boxes without one).
+    ``skip_start(name)``: paths from these start signals are left out (e.g. CSR registers).
+    ``over``: also return the list of every end register deeper than ``over`` levels with its path
+    (the named signals it runs through), as ``(levels, carry, block, clock, [start, ..., end])``."""
     mod   = flat["modules"][top]
     cells = mod["cells"]
-    names = {}
+    names, aliases = {}, defaultdict(list)
     for name, net in mod["netnames"].items():
         if name.startswith("$") or net.get("hide_name"):
             continue
         for bit in net["bits"]:
             if isinstance(bit, int):
                 names.setdefault(bit, name)
+                if len(net["bits"]) == 1:
+                    aliases[bit].append(name)
+    def clock_name(bit):
+        """The most readable of a clock net's names (a top-level one, the shortest)."""
+        cands = aliases.get(bit) or [names.get(bit, "?")]
+        return min(cands, key=lambda n: ("." in n, not n.endswith("clk"), len(n), n))
     driver = {}
     for cname, cell in cells.items():
         dirs = cell.get("port_directions", {})
@@ -252,7 +268,7 @@ def logic_depth(flat, top, skip_start=None):
                     if isinstance(b, int):
                         driver[b] = cname
     comb = {c: comb_ports(cell) for c, cell in cells.items()}
-    memo, active = {}, set()
+    memo, via, active = {}, {}, set()
     sys.setrecursionlimit(200000)
     def arrival(bit):
         """(LUT levels, carry cells, start signal) of the deepest path ending at ``bit``."""
@@ -267,19 +283,35 @@ def logic_depth(flat, top, skip_start=None):
         if c in active:                              # Combinational loop: cut it here.
             return (0, 0, names.get(bit, c))
         active.add(c)
-        best = None
+        best, best_bit = None, None
         for p in comb[c][0]:
             for b in cells[c]["connections"][p]:
                 if isinstance(b, int):
                     a = arrival(b)
                     if best is None or (a[0], a[1]) > (best[0], best[1]):
-                        best = a
+                        best, best_bit = a, b
         best = best or (0, 0, names.get(bit, c))
         lut, carry = comb[c][1]
         memo[c] = (best[0] + lut, best[1] + carry, best[2])
+        via[c] = best_bit
         active.discard(c)
         return memo[c]
-    deepest = {}
+    def trace(bit):
+        """Named signals along the deepest path ending at ``bit`` (start first), each with the LUT
+        levels reached there (``name@levels``)."""
+        path = []
+        while True:
+            n = names.get(bit)
+            c = driver.get(bit)
+            if n is not None and (not path or path[-1].split("@")[0] != n):
+                lv = memo[c][0] if c in memo else 0
+                path.append(f"{n}@{lv}")
+
+            if c is None or not comb[c][0] or c not in via or via[c] is None:
+                break
+            bit = via[c]
+        return path[::-1]
+    deepest, deep = {}, []
     for cname, cell in cells.items():
         dirs = cell.get("port_directions", {})
         through = set(comb[cname][0])
@@ -293,18 +325,25 @@ def logic_depth(flat, top, skip_start=None):
             data = [p for p in ends if not re.fullmatch(r"C|CLK\w*|WCLK|CE|R|S|CLR|PRE|\w*RST\w*|\w*EN\w*", p)]
             end = next((names[b] for p in data for b in cell["connections"][p]
                 if isinstance(b, int) and b in names), cname)
-        block = block_of(end.split(".")[-1]) or "SoC"
+        block = ("CPU" if end.startswith("VexRiscv.") else block_of(end.split(".")[-1])) or "SoC"
+        clk = next((clock_name(b) for p in ends if _CLOCK_PORTS.fullmatch(p)
+            for b in cell["connections"][p] if isinstance(b, int)), "-")
+        key = (block, clk)
         for p in ends:
+            if _CLOCK_PORTS.fullmatch(p):
+                continue
             for b in cell["connections"][p]:
                 if isinstance(b, int):
                     lv, cy, start = arrival(b)
-                    if lv >= 0 and (lv, cy) > deepest.get(block, (0, 0))[:2]:
-                        deepest[block] = (lv, cy, start, end)
-    return deepest
+                    if lv >= 0 and (lv, cy) > deepest.get(key, (0, 0))[:2]:
+                        deepest[key] = (lv, cy, start, end)
+                    if over is not None and lv > over:
+                        deep.append((lv, cy, block, clk, trace(b) + [end]))
+    return (deepest, deep) if over is not None else deepest
 
 # Board ------------------------------------------------------------------------------------------
 
-def run_board(board, ssds, out, timeout):
+def run_board(board, ssds, out, timeout, reuse=False, over=LEVELS_LIMIT):
     t0   = time.time()
     work = os.path.join(out, f"{board}-{ssds}")
     gen  = bc.generate(board, ssds, work)
@@ -323,23 +362,25 @@ def run_board(board, ssds, out, timeout):
     top  = gen.top
     fam  = PARTS[board]["family"]
     flat = os.path.join(work, "flat.json")
-    yosys("; ".join([
-        *[f"read_verilog -lib {s}" for s in stubs],
-        *[f"read_verilog {s}" for s in bc.tcl_sources(tcl)],
-        # Yosys 0.23 maps the 4096 x 32 integrated SRAM to UltraScale LUTRAM and then fails in its
-        # own map file ("invalid OPTION_ABITS/WIDTH combination"): it goes to block RAM, where
-        # Vivado puts it too.
-        *(["setattr -set ram_style \"block\" m:sram"] if fam in ("xcu", "xcup") else []),
-        f"synth_xilinx -flatten -family {fam} -top {top} -noiopad",
-        f"write_json {flat}"]), os.path.join(work, "yosys.log"), timeout)
+    if not (reuse and os.path.exists(flat)):
+        yosys("; ".join([
+            *[f"read_verilog -lib {s}" for s in stubs],
+            *[f"read_verilog {s}" for s in bc.tcl_sources(tcl)],
+            # Yosys 0.23 maps the 4096 x 32 integrated SRAM to UltraScale LUTRAM and then fails in
+            # its own map file ("invalid OPTION_ABITS/WIDTH combination"): it goes to block RAM,
+            # where Vivado puts it too.
+            *(["setattr -set ram_style \"block\" m:sram"] if fam in ("xcu", "xcup") else []),
+            f"synth_xilinx -flatten -family {fam} -top {top} -noiopad",
+            f"write_json {flat}"]), os.path.join(work, "yosys.log"), timeout)
     with open(flat) as f:
         design = json.load(f)
     assigned      = attribute(design, top)
     total, blocks = count(design, top, assigned)
-    depth      = logic_depth(design, top)
-    depth_data = logic_depth(design, top, skip_start=lambda n: n.split(".")[-1].startswith(("builder_csr", "csr")))
-    return dict(total=total, blocks=blocks, depth=depth, depth_data=depth_data,
-        seconds=time.time() - t0, ips=ips)
+    depth, deep   = logic_depth(design, top, over=over)
+    with open(os.path.join(work, "deep_paths.txt"), "w") as f:
+        for lv, cy, block, clk, path in sorted(deep, key=lambda d: (-d[0], d[2], d[4][-1])):
+            f.write(f"{lv} +{cy}c {block} @{clk}: {' -> '.join(path)}\n")
+    return dict(total=total, blocks=blocks, depth=depth, deep=deep, seconds=time.time() - t0, ips=ips)
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -347,13 +388,14 @@ def main():
     ap.add_argument("--ssds",    type=int, default=None, help="SSDs (default: each board's maximum)")
     ap.add_argument("--out",     default=os.path.join(ROOT, "build", "resources"))
     ap.add_argument("--timeout", type=int, default=4*3600, help="per Yosys run (s)")
+    ap.add_argument("--reuse",   action="store_true", help="analyse the last netlist again (no Yosys)")
     a = ap.parse_args()
     rc = 0
     for board in a.boards.split(","):
         ssds = a.ssds or fpga_drive_fmc.max_ssds(board)
         p    = PARTS[board]
         try:
-            r = run_board(board, ssds, a.out, a.timeout)
+            r = run_board(board, ssds, a.out, a.timeout, reuse=a.reuse)
         except Exception as e:
             print(f"ERROR name=resources board={board} {type(e).__name__}: {e}", flush=True)
             rc = 1
@@ -380,18 +422,21 @@ def main():
             f"ff={int(t.get('ff', 0))} ramb36={t.get('ramb36', 0):g} dsp={int(t.get('dsp', 0))} "
             f"lutram={int(t.get('lutram', 0))} part_lut={p['lut']} part_ff={p['ff']} "
             f"part_ramb36={p['ramb36']} part_dsp={p['dsp']} seconds={r['seconds']:.0f}")
-        for key, what in [("depth", "any start"), ("depth_data", "data registers (not CSRs)")]:
-            for b in BLOCKS:
-                if b in r[key]:
-                    lv, cy, start, end = r[key][b]
-                    print(f"RESULT name=logic_depth board={board} block={b.replace(' ', '_')} "
-                        f"from_csr={int(key == 'depth')} levels={lv} carry={cy} from={start} to={end}")
-            dp = max(((b, v) for b, v in r[key].items() if b in DATAPATH), key=lambda x: x[1][:2],
-                default=None)
-            if dp:
-                b, (lv, cy, start, end) = dp
-                print(f"  deepest datapath path, {what}: {lv} LUT levels (+{cy} carry cells) in {b}: "
-                    f"{start} -> {end}")
+        print(f"  deepest logic path per block and clock (LUT levels, + carry cells; limit "
+            f"{LEVELS_LIMIT} for the project's blocks: {', '.join(PROJECT)}):")
+        for (b, clk), (lv, cy, start, end) in sorted(r["depth"].items(),
+                key=lambda kv: (BLOCKS.index(kv[0][0]), kv[0][1])):
+            flag = "  OVER" if b in PROJECT and lv > LEVELS_LIMIT else ""
+            print(f"    {b:<10} {clk:<24} {lv:>3} +{cy:<3} {start} -> {end}{flag}")
+            print(f"RESULT name=logic_depth board={board} block={b.replace(' ', '_')} clock={clk} "
+                f"levels={lv} carry={cy} limit={LEVELS_LIMIT if b in PROJECT else '-'} "
+                f"from={start} to={end}")
+        over = sorted({(lv, blk, path[0], path[-1]) for lv, cy, blk, clk, path in r["deep"]
+            if blk in PROJECT}, reverse=True)
+        print(f"  project paths over {LEVELS_LIMIT} levels: {len(over)} "
+            f"(all with their signals: {os.path.join(a.out, f'{board}-{ssds}', 'deep_paths.txt')})")
+        if over:
+            rc = rc or 2
     return rc
 
 if __name__ == "__main__":

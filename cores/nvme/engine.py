@@ -100,9 +100,12 @@ class NVMeSubmitter(LiteXModule):
         cur_left = Signal(32)
         cur_adr  = Signal(32)
         cur_id   = Signal(16)
-        n        = Signal(17)           # Blocks of this command.
+        n_c      = Signal(17)           # Blocks of this command (from the request's registers),
+        n        = Signal(17)           # registered: valid once `calc` is set.
+        calc     = Signal()             # n, last, nbytes are those of the current request state.
         is_rw    = Signal()
         is_dsm   = Signal()
+        last_c   = Signal()
         last     = Signal()
         opcode   = Signal(8)
         cid      = self.cid.cid
@@ -115,15 +118,21 @@ class NVMeSubmitter(LiteXModule):
         self.comb += [
             max_n.eq(Mux(is_dsm | (cur_op == OP_WRITE_ZEROES), NVME_DSM_MAX_BLOCKS, self.max_blocks)),
             If(cur_op == OP_FLUSH,
-                n.eq(0)
+                n_c.eq(0)
             ).Elif(cur_left < max_n,
-                n.eq(cur_left)
+                n_c.eq(cur_left)
             ).Else(
-                n.eq(max_n)
+                n_c.eq(max_n)
             ),
-            last.eq((cur_op == OP_FLUSH) | (cur_left == n)),
+            last_c.eq((cur_op == OP_FLUSH) | (cur_left <= max_n)),   # (n_c == cur_left)
         ]
-        nbytes = lba_bytes(self, n, self.lba_shift, 32)
+        nbytes_c = lba_bytes(self, n_c, self.lba_shift, 32)
+        nbytes   = Signal(32)
+        self.sync += [
+            n.eq(n_c),
+            last.eq(last_c),
+            nbytes.eq(nbytes_c),
+        ]
 
         # SQE: PRP1/PRP2 (one page, two pages, or the CID's PRP list page), CDW10-12.
         prp1     = Signal(32)
@@ -192,7 +201,7 @@ class NVMeSubmitter(LiteXModule):
         self.comb += [
             tail_next.eq(Mux(tail + 1 == self.qsize, 0, tail + 1)),
             self.pending.eq(have & self.cid.valid),
-            write.eq(have & self.cid.valid & self.allow),
+            write.eq(have & calc & self.cid.valid & self.allow),
             submit.eq(write & (step == steps - 1)),
             self.cid.ready.eq(submit),
             sink.ready.eq(~have),
@@ -201,6 +210,7 @@ class NVMeSubmitter(LiteXModule):
             self.prp_dat.eq(Cat(is_dsm, cur_adr[12:32], cur_lba, Mux(is_dsm, n, 0))),
         ]
         self.sync += [
+            calc.eq(~(sink.valid & sink.ready) & ~submit),
             If(sink.valid & sink.ready,
                 have.eq(1),
                 cur_op.eq(sink.op),

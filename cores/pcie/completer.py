@@ -151,26 +151,51 @@ class RCCompleter(LiteXModule):
             self.req_status.connect(status_fifo.sink),
             self.req_data.connect(payload.sink),
         ]
-        hdr    = hdr_fifo.source
         status = status_fifo.source
 
-        # Window decode of the request at the head ------------------------------------------------
+        # Window decode of the request at the head of the header FIFO into a register stage (`hdr`
+        # and its decoded fields): the dispatch and both paths work from registers -----------------
+        head    = hdr_fifo.source
         end_adr = Signal(33)     # Last byte + 1 of the request.
-        self.comb += end_adr.eq(hdr.adr[:32] + Cat(Constant(0, 2), hdr.len) - 1)
-        hit     = Signal(nwin)
-        win_idx = Signal(wbits)
-        offset  = Signal(obits)
+        self.comb += end_adr.eq(head.adr[:32] + Cat(Constant(0, 2), head.len) - 1)
+        hit_c    = Signal(nwin)
+        win_c    = Signal(wbits)
+        offset_c = Signal(obits)
         for i, w in enumerate(windows):
             sb = log2_int(w.size)
-            self.comb += hit[i].eq(
-                (hdr.adr[32:] == 0) & ~end_adr[32] &
-                (hdr.adr[sb:32] == (w.base >> sb)) & (end_adr[sb:32] == (w.base >> sb)) &
-                (hdr.we & w.writable | ~hdr.we & w.readable))
-            self.comb += If(hit[i], win_idx.eq(i), offset.eq(hdr.adr[:sb]))
-        any_hit = Signal()
-        self.comb += any_hit.eq((hit != 0) & self.enable)
+            self.comb += hit_c[i].eq(
+                (head.adr[32:] == 0) & ~end_adr[32] &
+                (head.adr[sb:32] == (w.base >> sb)) & (end_adr[sb:32] == (w.base >> sb)) &
+                (head.we & w.writable | ~head.we & w.readable))
+            self.comb += If(hit_c[i], win_c.eq(i), offset_c.eq(head.adr[:sb]))
+        hdr       = Record(request_header_layout())
+        hdr_valid = Signal()
+        any_hit   = Signal()
+        win_idx   = Signal(wbits)
+        offset    = Signal(obits)
+        rd_beats  = Signal(9)    # Window beats a read covers.
+        wr_end    = Signal(lbit) # Dword of the last payload dword in its beat (writes).
+        pop       = Signal()
+        self.comb += head.ready.eq(~hdr_valid | pop)
+        self.sync += [
+            If(head.valid & head.ready,
+                hdr_valid.eq(1),
+                hdr.raw_bits().eq(head.payload.raw_bits()),
+                any_hit.eq((hit_c != 0) & self.enable),
+                win_idx.eq(win_c),
+                offset.eq(offset_c),
+                # (Windows are aligned on their size, a multiple of the beat: the offset's dword
+                # in the beat is the address's.)
+                rd_beats.eq((head.adr[2:beat_log2] + head.len + ndw - 1) >> lbit),
+                wr_end.eq(head.adr[2:beat_log2] + head.len - 1),
+            ).Elif(pop,
+                hdr_valid.eq(0),
+            )
+        ]
         # PCIe ordering of posted writes across windows: a write starts only when the other windows'
         # writes are in their memories.
+        # (A beat in the write register below is not in its memory yet: a write to another window
+        # or a read waits for it too.)
         others_drained = Signal(reset=1)
         if nwin > 1:
             self.comb += Case(win_idx, {i: others_drained.eq(reduce(and_,
@@ -187,8 +212,6 @@ class RCCompleter(LiteXModule):
             wal.cmd.length.eq(hdr.len),
         ]
         wr_be = Signal(dw//8)
-        wr_end = Signal(lbit)    # Dword of the last payload dword in its beat.
-        self.comb += wr_end.eq(offset[2:beat_log2] + hdr.len - 1)
         for l in range(ndw):
             first_dw = wal.source.first & (offset[2:beat_log2] == l)
             last_dw  = wal.source.last  & (wr_end == l) & (hdr.len != 1)
@@ -201,19 +224,38 @@ class RCCompleter(LiteXModule):
                     wr_be[4*l:4*(l + 1)].eq(0xf)
                 )
             )
+        # Window write beat register (`wr_*`): the windows' write ports start from registers.
+        wr_valid = Signal()
+        wr_win_r = Signal(wbits)
+        wr_adr   = Signal(obits - beat_log2)
+        wr_dat   = Signal(dw, reset_less=True)
+        wr_be_r  = Signal(dw//8)
+        wr_last  = Signal()
         wr_ready = Signal()
+        wr_take  = Signal()
+        self.comb += [
+            wr_take.eq(~wr_valid | wr_ready),
+            wal.source.ready.eq(wr_take),
+        ]
+        self.sync += If(wr_take,
+            wr_valid.eq(wal.source.valid),
+            wr_win_r.eq(wr_win),
+            wr_adr.eq(wr_beat),
+            wr_dat.eq(wal.source.dat),
+            wr_be_r.eq(wr_be),
+            wr_last.eq(wal.source.last),
+        )
         cases = {}
         for i, w in enumerate(windows):
             self.comb += [
-                w.wr.adr.eq(wr_beat),
-                w.wr.dat.eq(wal.source.dat),
-                w.wr.be.eq(wr_be),
-                w.wr.last.eq(wal.source.last),
+                w.wr.adr.eq(wr_adr),
+                w.wr.dat.eq(wr_dat),
+                w.wr.be.eq(wr_be_r),
+                w.wr.last.eq(wr_last),
             ]
             if w.writable:
-                cases[i] = [w.wr.valid.eq(wal.source.valid), wr_ready.eq(w.wr.ready)]
-        self.comb += Case(wr_win, cases)
-        self.comb += wal.source.ready.eq(wr_ready)
+                cases[i] = [w.wr.valid.eq(wr_valid), wr_ready.eq(w.wr.ready)]
+        self.comb += Case(wr_win_r, cases)
 
         # Read queues: on-chip windows (and refusals), off-chip windows ---------------------------
         rr_layout = read_request_layout(wbits, obits)
@@ -231,8 +273,6 @@ class RCCompleter(LiteXModule):
         ]
         to_fast = Signal()
         self.comb += to_fast.eq(~any_hit | Array([Constant(int(w.on_chip), 1) for w in windows])[win_idx])
-        rd_beats = Signal(9)
-        self.comb += rd_beats.eq((offset[2:beat_log2] + hdr.len + ndw - 1) >> lbit)
         cmd_ready = Signal()
         if off_chip:
             self.slow = slow = RAMFIFO(rr_layout, self.read_requests)
@@ -264,12 +304,8 @@ class RCCompleter(LiteXModule):
         ev_wr_refused = Signal()
         ev_rd_refused = Signal()
         ev_wr_ok      = Signal()
-        pop           = Signal()
         drop_left     = Signal(9)
-        self.comb += [
-            hdr.ready.eq(pop),
-            status.ready.eq(pop),
-        ]
+        self.comb += status.ready.eq(pop)
         self.sync += [
             If(ev_malformed,  self.malformed.eq(self.malformed + 1)),
             If(ev_poisoned,   self.poisoned.eq(self.poisoned + 1)),
@@ -282,7 +318,7 @@ class RCCompleter(LiteXModule):
         ]
         self.dispatch = dispatch = FSM(reset_state="IDLE")
         dispatch.act("IDLE",
-            If(hdr.valid & status.valid,
+            If(hdr_valid & status.valid,
                 If(status.malformed | (hdr.we & (hdr.ep | ~any_hit)),
                     ev_malformed.eq(status.malformed),
                     ev_poisoned.eq(~status.malformed & hdr.ep),
@@ -290,11 +326,11 @@ class RCCompleter(LiteXModule):
                     NextValue(drop_left, status.beats),
                     NextState("DROP")
                 ).Elif(hdr.we,
-                    If(others_drained,
+                    If(others_drained & (~wr_valid | (wr_win_r == win_idx)),
                         ev_wr_ok.eq(1),
                         NextState("WRITE")
                     )
-                ).Else(
+                ).Elif(~wr_valid,
                     # Read: refused reads still get their (UR) completion.
                     rd_req.valid.eq(1),
                     If(rd_req.ready,
@@ -338,12 +374,20 @@ class RCCompleter(LiteXModule):
 
     def _formatter(self, windows, on_chip, off_chip, wbits, obits, fast, slow):
         """One formatter for every window: takes a read request (on-chip windows first), sends its
-        completions (split at MPS), then takes the next one."""
+        completions (split at MPS), then takes the next one.
+
+        Every completion's geometry (dwords, last or not) is a register, computed when the request
+        is taken and when the previous completion ends; on-chip windows are read ahead into a small
+        FIFO (a read is issued while it has room), so the memories' addresses do not wait for the
+        TX side's ``ready``; the completions leave through an output register."""
         m         = LiteXModule()
         dw        = self.data_width
         ndw       = dw//32
+        lbit      = log2_int(ndw)
         beat_log2 = log2_int(dw//8)
-        out       = self.source
+        m.out_buf = out_buf = stream.Buffer(phy_layout(dw))
+        self.comb += out_buf.source.connect(self.source)
+        out       = out_buf.sink
 
         # Request being served: its queue entry stays at the head until its last completion.
         busy      = Signal()
@@ -370,19 +414,26 @@ class RCCompleter(LiteXModule):
         else:
             self.comb += fast.source.connect(req, omit={"valid", "ready"})
 
-        # Progress within the request and geometry of the next completion.
-        dwa     = Signal(obits - 2)   # Dword address (in its window) of the next completion.
-        left    = Signal(11)          # Dwords left.
-        bc      = Signal(13)          # Bytes left: Byte Count of the next completion.
-        first   = Signal()
-        skip    = Signal(2)           # Bytes before the first enabled one.
-        mps_dws = Signal(11)
-        to_bnd  = Signal(11)
-        ndws    = Signal(11)
+        # Progress within the request and geometry of the current completion (registers).
+        mps_dws  = Signal(11)
+        dwa      = Signal(obits - 2)  # Dword address (in its window) of the current completion.
+        left     = Signal(11)         # Dwords left (the current completion's included).
+        ndws     = Signal(11)         # Dwords of the current completion.
+        last_cpl = Signal()           # The current completion is the request's last.
+        bc       = Signal(13)         # Bytes left: Byte Count of the current completion.
+        first    = Signal()
+        skip     = Signal(2)          # Bytes before the first enabled one.
+        self.sync += mps_dws.eq(1 << (self.mps_log2 - 2))
+        # First completion: up to the first MPS boundary; the next ones: MPS or the rest.
+        to_bnd0 = Signal(11)
+        ndws0   = Signal(11)
+        left1   = Signal(11)
+        ndws1   = Signal(11)
         self.comb += [
-            mps_dws.eq(1 << (self.mps_log2 - 2)),
-            to_bnd.eq(mps_dws - (dwa[:11] & (mps_dws - 1))),
-            ndws.eq(Mux(left < to_bnd, left, to_bnd)),
+            to_bnd0.eq(mps_dws - (req.offset[2:][:11] & (mps_dws - 1))),
+            ndws0.eq(Mux(req.len < to_bnd0, req.len, to_bnd0)),
+            left1.eq(left - ndws),
+            ndws1.eq(Mux(left1 < mps_dws, left1, mps_dws)),
         ]
         total  = Signal(13)
         single = Signal(3)
@@ -394,8 +445,6 @@ class RCCompleter(LiteXModule):
                 total.eq((req.len << 2) - _first_be_skip(req.first_be) - _last_be_skip(req.last_be))
             ),
         ]
-        last_cpl = Signal()
-        self.comb += last_cpl.eq(left == ndws)
         ur     = req.ur
         al_end = Signal()    # The current completion's last beat is sent.
         self.sync += [
@@ -404,12 +453,16 @@ class RCCompleter(LiteXModule):
                 from_fast.eq(fast.source.valid),
                 dwa.eq(req.offset[2:]),
                 left.eq(req.len),
+                ndws.eq(ndws0),
+                last_cpl.eq(req.len <= to_bnd0),
                 bc.eq(total),
                 first.eq(1),
                 skip.eq(_first_be_skip(req.first_be)),
             ).Elif(al_end,
                 dwa.eq(dwa + ndws),
-                left.eq(left - ndws),
+                left.eq(left1),
+                ndws.eq(ndws1),
+                last_cpl.eq(left1 <= mps_dws),
                 bc.eq(bc - Mux(first, (ndws << 2) - skip, ndws << 2)),
                 first.eq(0),
             ),
@@ -424,43 +477,58 @@ class RCCompleter(LiteXModule):
             Cat(Mux(first & ~ur, skip, 0), Mux(ur, 0, dwa[:5]), Constant(0, 1), req.tag, req.req_id),
         ))
 
-        # Data: on-chip windows read at `rd_adr` (held while stalled), off-chip windows streamed.
-        m.aligner = al = DwordAligner(dw)
-        rbits   = max([log2_int(windows[i].size) - beat_log2 for i in on_chip] + [1])
-        rd_beat = Signal(rbits)
-        rd_adr  = Signal(rbits)
-        mem_ok  = Signal()
-        win     = Signal(wbits)
-        take    = Signal()
-        self.comb += [
-            take.eq(al.sink.valid & al.sink.ready),
-            rd_adr.eq(Mux(load, req.offset[beat_log2:], rd_beat + take)),
-        ]
+        # Data: on-chip windows read ahead into `prefetch` (a read is issued while it has room for
+        # the reads in flight), off-chip windows streamed.
+        m.aligner  = al = DwordAligner(dw)
+        m.prefetch = pf = stream.SyncFIFO([("dat", dw)], 4)
+        rbits    = max([log2_int(windows[i].size) - beat_log2 for i in on_chip] + [1])
+        rd_beat  = Signal(rbits)     # Beat address of the next read.
+        rd_left  = Signal(10)        # Reads left to issue.
+        rd_on    = Signal()          # Reads of an on-chip window are being issued.
+        issue    = Signal()
+        inflight = Signal()          # A read was issued: its data is on the window's rd_dat.
+        win      = Signal(wbits)
+        is_on    = Array([Constant(int(w.on_chip), 1) for w in windows])
+        self.comb += issue.eq(rd_on & (pf.level + inflight < pf.depth))
         self.sync += [
-            rd_beat.eq(rd_adr),
-            mem_ok.eq(load | (mem_ok & ~done)),
-            If(load, win.eq(req.window)),
+            inflight.eq(issue),
+            If(load,
+                win.eq(req.window),
+                rd_beat.eq(req.offset[beat_log2:]),
+                rd_left.eq((req.offset[2:beat_log2] + req.len + ndw - 1) >> lbit),
+                rd_on.eq(is_on[req.window] & ~ur),
+            ).Elif(issue,
+                rd_beat.eq(rd_beat + 1),
+                rd_left.eq(rd_left - 1),
+                rd_on.eq(rd_left != 1),
+            ),
         ]
         src_dat   = Signal(dw)
         src_valid = Signal()
-        cases = {}
+        cases, rd_cases = {}, {}
         for i in on_chip:
             w = windows[i]
             self.comb += [
-                w.rd_adr.eq(rd_adr),
-                w.rd_active.eq((load | busy) & (req.window == i) & ~ur),
+                w.rd_adr.eq(rd_beat),
+                w.rd_active.eq(rd_on & (win == i)),
             ]
-            cases[i] = [src_dat.eq(w.rd_dat), src_valid.eq(mem_ok)]
+            rd_cases[i] = pf.sink.dat.eq(w.rd_dat)
+            cases[i] = [src_dat.eq(pf.source.dat), src_valid.eq(pf.source.valid),
+                pf.source.ready.eq(al.sink.ready)]
         for i in off_chip:
             w = windows[i]
             cases[i] = [src_dat.eq(w.rd_data.dat), src_valid.eq(w.rd_data.valid),
                 w.rd_data.ready.eq(al.sink.ready)]
-        self.comb += Case(win, cases)
+        self.comb += [
+            pf.sink.valid.eq(inflight),
+            Case(win, rd_cases),
+            Case(win, cases),
+        ]
         self.comb += [
             al.sink.dat.eq(dword_swap(src_dat, ndw, self.endianness)),
             al.sink.valid.eq(src_valid & busy),
             # Payload from dword 3 of the completion, after its header.
-            al.cmd.in_offset.eq(dwa[:log2_int(ndw)]),
+            al.cmd.in_offset.eq(dwa[:lbit]),
             al.cmd.out_offset.eq(3),
             al.cmd.length.eq(ndws),
             al_end.eq(al.cmd.valid & al.cmd.ready),

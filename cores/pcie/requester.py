@@ -94,8 +94,9 @@ class RCRequester(LiteXModule):
         h4  = Signal()
         dw2 = Signal(32)
         pay = dword_swap(self.wdata, 2, endianness)
+        # (A register: the address and the kind are written some cycles before `start`.)
+        self.sync += h4.eq(~is_cfg & (self.adr[32:] != 0))
         self.comb += [
-            h4.eq(~is_cfg & (self.adr[32:] != 0)),
             If(is_cfg,
                 # ECAM layout: bus 27:20, device 19:15, function 14:12, register 11:2.
                 dw2.eq(Cat(Constant(0, 2), self.adr[2:12], Constant(0, 4), self.adr[12:15],

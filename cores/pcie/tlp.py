@@ -80,7 +80,6 @@ class RCTLPRX(LiteXModule):
         dw   = data_width
         ndw  = dw//32
         lbit = log2_int(ndw)
-        sink = phy_source
         self.req         = req    = stream.Endpoint(request_header_layout())
         self.req_status  = status = stream.Endpoint(request_status_layout())
         self.req_data    = data   = stream.Endpoint([("dat", dw)])
@@ -90,28 +89,46 @@ class RCTLPRX(LiteXModule):
 
         # # #
 
-        # Header fields of the current beat (meaningful on a first beat).
+        # Input register: each beat with the decode of its header fields (meaningful on a first
+        # beat), so that the state machine below works from registers.
+        src     = phy_source
+        sink    = stream.Endpoint(phy_layout(dw))
+        mps_dws = Signal(11)
+        self.sync += mps_dws.eq(1 << (self.mps_log2 - 2))
+        def decode(dat):
+            dw0 = dat[0:32]
+            fmt_type = dw0[24:31]
+            length   = Mux(dw0[:10] == 0, 1024, dw0[:10])
+            with_dat = dw0[30]
+            h4       = dw0[29]
+            n_exp    = (3 + h4 + Mux(with_dat, length, 0) + ndw - 1) >> lbit
+            return dict(
+                length   = length,
+                is_req   = (fmt_type[:5] == FMT_TYPE_MEM) & ~dw0[31],
+                is_cpl   = (fmt_type[:5] == FMT_TYPE_CPL) & ~h4 & ~dw0[31],
+                oversize = with_dat & (length > mps_dws),
+                n_exp    = n_exp,
+                one_beat = n_exp == 1,
+            )
+        dec = dict(length=Signal(11), is_req=Signal(), is_cpl=Signal(), oversize=Signal(),
+            n_exp=Signal(9), one_beat=Signal())
+        self.comb += src.ready.eq(~sink.valid | sink.ready)
+        self.sync += If(src.ready,
+            sink.valid.eq(src.valid),
+            sink.first.eq(src.first),
+            sink.last.eq(src.last),
+            sink.dat.eq(src.dat),
+            sink.be.eq(src.be),
+            *[dec[k].eq(v) for k, v in decode(src.dat).items()],
+        )
         dw0, dw1, dw2, dw3 = [sink.dat[32*i:32*(i + 1)] for i in range(4)]
-        fmt_type = dw0[24:31]
         h4       = dw0[29]
         with_dat = dw0[30]
-        length   = Signal(11)
-        is_req   = Signal()
-        is_cpl   = Signal()
-        self.comb += [
-            length.eq(Mux(dw0[:10] == 0, 1024, dw0[:10])),
-            is_req.eq((fmt_type[:5] == FMT_TYPE_MEM) & ~dw0[31]),
-            is_cpl.eq((fmt_type[:5] == FMT_TYPE_CPL) & ~h4 & ~dw0[31]),
-        ]
-        oversize = Signal()
-        mps_dws  = Signal(11)
-        self.comb += [
-            mps_dws.eq(1 << (self.mps_log2 - 2)),
-            oversize.eq(with_dat & (length > mps_dws)),
-        ]
-        # Beats of the TLP according to its header.
-        n_exp = Signal(9)
-        self.comb += n_exp.eq((3 + h4 + Mux(with_dat, length, 0) + ndw - 1) >> lbit)
+        length   = dec["length"]
+        is_req   = dec["is_req"]
+        is_cpl   = dec["is_cpl"]
+        oversize = dec["oversize"]
+        n_exp    = dec["n_exp"]
 
         self.comb += [
             req.we.eq(with_dat),
@@ -148,8 +165,8 @@ class RCTLPRX(LiteXModule):
         end_body  = Signal()
         mal_body  = Signal()
         self.comb += [
-            end_first.eq((n_exp == 1) | sink.last),
-            mal_first.eq((n_exp == 1) ^ sink.last),
+            end_first.eq(dec["one_beat"] | sink.last),
+            mal_first.eq(dec["one_beat"] ^ sink.last),
             end_body.eq((cnt == n_beats - 1) | sink.last),
             mal_body.eq((cnt == n_beats - 1) ^ sink.last),
         ]

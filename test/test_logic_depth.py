@@ -1,0 +1,93 @@
+#
+# This file is part of LiteRecorder.
+#
+# SPDX-License-Identifier: BSD-2-Clause
+
+"""Logic depth of the project's blocks: at most ``LEVELS_LIMIT`` (8) LUT levels between registers,
+LiteDRAM's own depth measured the same way, which closes at the boards' 125 MHz system clock.
+
+Each datapath block is built alone as ``make synth`` builds it (test/bench_synth.py: its CSR
+signals, streams and memories' ports are IOs), at the KC705's 128-bit PCIe width and at the
+UltraScale boards' 256 bits, synthesized with Yosys ``synth_xilinx -flatten`` and measured with
+``make resources``' own ``logic_depth`` (test/bench_resources.py). The whole board designs stay
+in ``make resources`` (minutes per board). A deep block made on purpose shows that the check fails
+above the limit.
+"""
+
+import os
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from migen import *
+
+from litex.gen import *
+from litex.gen.fhdl.verilog import convert
+
+import bench_synth
+import bench_resources
+from bench_resources import LEVELS_LIMIT, logic_depth
+
+pytestmark = [
+    pytest.mark.unit,
+    pytest.mark.skipif(shutil.which("yosys") is None, reason="yosys is not installed (scripts/install.sh)"),
+]
+
+def synth_depth(vfile, top, out, family="xc7"):
+    """(deepest, paths over the limit) of ``top`` in ``vfile`` after Yosys synth_xilinx."""
+    flat = os.path.join(out, top + ".json")
+    subprocess.run(["yosys", "-q", "-l", os.path.join(out, top + ".log"), "-p",
+        f"read_verilog {vfile}; synth_xilinx -flatten -family {family} -top {top} -noiopad; "
+        f"write_json {flat}"], check=True, stdout=subprocess.DEVNULL, timeout=1800)
+    with open(flat) as f:
+        design = json.load(f)
+    return logic_depth(design, top, over=LEVELS_LIMIT)
+
+def describe(deep):
+    lines = sorted({(lv, " -> ".join(path)) for lv, cy, blk, clk, path in deep}, reverse=True)
+    return "\n".join(f"  {lv} levels: {p}" for lv, p in lines[:10])
+
+@pytest.mark.parametrize("block,width", [
+    ("rc",       128),
+    ("rc",       256),
+    ("windows",  256),
+    ("nvme",     128),
+    ("nvme",     256),
+    ("recorder", 256),
+])
+def test_block_has_at_most_8_lut_levels(block, width, tmp_path):
+    name = f"depth_{block}_{width}"
+    vfile, desc, _ = bench_synth.elaborate(block, width, name, str(tmp_path))
+    deepest, deep = synth_depth(vfile, name, str(tmp_path))
+    levels = max(lv for lv, *_ in deepest.values())
+    assert levels >= 3, f"{desc}: {levels} levels, the measurement found no logic"
+    assert not deep, (f"{desc}, {width} bits: {len(deep)} register inputs deeper than "
+        f"{LEVELS_LIMIT} LUT levels:\n{describe(deep)}")
+
+class _Deep(LiteXModule):
+    """A 32-bit compare of two sums into a register: deeper than the limit once mapped."""
+    def __init__(self):
+        self.a, self.b, self.c, self.d = [Signal(32) for _ in range(4)]
+        self.sel = Signal(8)
+        self.q   = Signal()
+        s1, s2 = Signal(33), Signal(33)
+        self.comb += [s1.eq(self.a + self.b), s2.eq(self.c ^ Cat(*[self.sel]*4))]
+        x = s1
+        for i in range(6):
+            x = Mux(x[i] ^ self.sel[i], x + s2, x - s2)
+        self.sync += self.q.eq(x == 0)
+
+def test_the_check_fails_on_a_deep_block(tmp_path):
+    top = LiteXModule()
+    top.cd_sys = ClockDomain("sys")
+    top.core = core = _Deep()
+    vfile = os.path.join(str(tmp_path), "deep.v")
+    convert(top, ios={core.a, core.b, core.c, core.d, core.sel, core.q, top.cd_sys.clk,
+        top.cd_sys.rst}, name="deep").write(vfile)
+    deepest, deep = synth_depth(vfile, "deep", str(tmp_path))
+    assert deep, f"a chain of six 33-bit add/sub muxes measured {deepest}"
+    assert max(lv for lv, *_ in deep) > LEVELS_LIMIT
+    # Every path over the limit ends in the one register and starts at an input.
+    assert {path[-1].split("@")[0] for *_, path in deep} <= {"core_q", "q"}, describe(deep)
