@@ -141,6 +141,9 @@ def add_nvme_port(soc, index, phy, with_bench=True):
         "PCIE_ROOT_MPS":          phy.root_mps_cap,
         "PCIE_ROOT_LINK_GEN":     phy.root_link_cap[0],
         "PCIE_ROOT_LINK_WIDTH":   phy.root_link_cap[1],
+        # Encoding of the link status CSR's LTSSM field: 1 = 7-series pl_ltssm_state (PG054),
+        # 0 = UltraScale/UltraScale+ cfg_ltssm_state (PG156/PG213), also the simulated link's.
+        "PCIE_LTSSM_S7":          int(getattr(phy, "ltssm_s7", False)),
         # The engine's request operations and sources (nvme.h uses these, defined once here).
         "NVME_OP_READ":           nvme_common.OP_READ,
         "NVME_OP_WRITE":          nvme_common.OP_WRITE,

@@ -226,6 +226,11 @@ def test_board_bios_has_every_command_of_the_simulation(board, ssds):
     assert not (bc.SIM_ONLY_COMMANDS & board_t)
     # LiteX's own commands are there too (the library adds to the BIOS, it does not replace it).
     assert {"help", "mem_read", "sdram_test"} <= board_t
+    # pcie_link names the LTSSM state in the table of the board's IP (PG054 on the 7-series).
+    with open(os.path.join(os.path.dirname(os.path.dirname(gen.bios)), "include", "generated",
+            "soc.h")) as f:
+        s7 = re.search(r"#define PCIE_LTSSM_S7 (\d+)", f.read())
+    assert s7 and int(s7.group(1)) == int(board == "kc705"), s7
 
 @pytest.mark.unit
 @pytest.mark.xdist_group("board-kcu105")

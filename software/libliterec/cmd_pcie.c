@@ -83,7 +83,16 @@ static int parse_mem_addr(int port, const char *s, uint64_t *adr)
 
 static const char *ltssm_name(int s)
 {
-	/* UltraScale+ encoding (PG213), also used by the simulated link. */
+#if PCIE_LTSSM_S7
+	/* 7-series pl_ltssm_state (PG054): the codes Xilinx's own pcie_7x example designs name (L0,
+	 * Recovery.Idle); the others are in PG054's table. */
+	switch (s) {
+	case 0x16: return "L0";
+	case 0x20: return "Recovery.Idle";
+	default:   return "7-series code: see PG054, pl_ltssm_state";
+	}
+#else
+	/* UltraScale(+) cfg_ltssm_state (PG156, PG213), also the simulated link's. */
 	switch (s) {
 	case 0x00: return "Detect.Quiet";
 	case 0x01: return "Detect.Active";
@@ -103,6 +112,7 @@ static const char *ltssm_name(int s)
 	case 0x10: return "L0";
 	default:   return "other";
 	}
+#endif
 }
 
 static void pcie_scan_handler(int nb_params, char **params)

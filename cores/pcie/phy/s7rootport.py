@@ -158,6 +158,7 @@ class S7RootPortPHY(RootPortPHY):
         Module name of the generated IP and of its instance (one per root port).
     """
     endianness = "big"
+    ltssm_s7   = True       # `ltssm` in pcie_7x's pl_ltssm_state encoding (PG054).
 
     def __init__(self, platform, pads, data_width=128, mem_window=(0xe0000000, 0x100000),
         max_payload_size=256, max_read_request_size=512, root_mps_cap=512, refclk_freq=100e6,
