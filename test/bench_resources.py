@@ -258,7 +258,8 @@ def logic_depth(flat, top, skip_start=None, over=None):
     def clock_name(bit):
         """The most readable of a clock net's names (a top-level one, the shortest)."""
         cands = aliases.get(bit) or [names.get(bit, "?")]
-        return min(cands, key=lambda n: ("." in n, not n.endswith("clk"), len(n), n))
+        return min(cands, key=lambda n: ("." in n, not n.endswith("clk"),
+            not n.startswith(("sys", "pcie")), bool(re.match(r"(to|from)\d+_", n)), len(n), n))
     driver = {}
     for cname, cell in cells.items():
         dirs = cell.get("port_directions", {})
