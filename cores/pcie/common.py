@@ -15,6 +15,7 @@ from migen import *
 from litex.gen import *
 
 from litex.soc.interconnect import stream
+from litex.soc.interconnect.packet import Header, HeaderField
 
 from literecorder.cores.common import ram_style_attr # noqa: F401 -- (also used from here)
 
@@ -33,9 +34,101 @@ ROOT_ID = 0x0000
 MPS_LOG2_RESET    = 8       # 256 B until the BIOS programs the negotiated Max Payload Size.
 REQ_TIMEOUT_RESET = 2**20   # Completion timeout of the requester (sys_clk cycles).
 
-# Fmt/Type of the TLP kinds the root complex tells apart (dword 0 bits 30:24).
-FMT_TYPE_MEM = 0b00000      # Type of MRd/MWr (Fmt: bit 6 = with data, bit 5 = 4-dword header).
-FMT_TYPE_CPL = 0b01010      # Type of Cpl/CplD.
+# Type of the TLP kinds the root complex tells apart (the header's `type` field).
+FMT_TYPE_MEM = 0b00000      # MRd/MWr (`fmt`: bit 1 = with data, bit 0 = 4-dword header).
+FMT_TYPE_CPL = 0b01010      # Cpl/CplD.
+TYPE_CFG0    = 0b00100      # CfgRd0/CfgWr0.
+
+# TLP headers --------------------------------------------------------------------------------------
+#
+# One table per header, in LitePCIe's HeaderField terms (byte = 4 x the dword, bit offset in that
+# dword, width), for headers laid out as in ``phy_layout`` beats: dword i (a value, PCIe Base spec
+# bit numbering) at bits 32*i..32*i+31. Every module that builds or reads a header goes through
+# these tables with tlp_get (a field's bits), tlp_set (statements setting fields) or tlp_image
+# (a header with the given fields, zeros elsewhere).
+
+def _field(dword, offset, width):
+    return HeaderField(byte=4*dword, offset=offset, width=width)
+
+_DW0 = {
+    "length": _field(0,  0, 10),    # Dwords (0: 1024).
+    "at":     _field(0, 10,  2),    # Address Type.
+    "attr":   _field(0, 12,  2),    # Attr[1:0]: No Snoop (bit 12), Relaxed Ordering (bit 13).
+    "ep":     _field(0, 14,  1),    # Poisoned.
+    "td":     _field(0, 15,  1),    # TLP Digest.
+    "th":     _field(0, 16,  1),    # TLP Processing Hints.
+    "attr2":  _field(0, 18,  1),    # Attr[2]: ID-Based Ordering.
+    "tc":     _field(0, 20,  3),    # Traffic Class.
+    "type":   _field(0, 24,  5),
+    "fmt":    _field(0, 29,  3),    # Bit 0: 4-dword header, bit 1: with data, bit 2: prefix.
+}
+
+REQUEST_HEADER = Header(fields={**_DW0,
+    "first_be":     _field(1,  0,  4),
+    "last_be":      _field(1,  4,  4),
+    "tag":          _field(1,  8,  8),
+    "requester_id": _field(1, 16, 16),
+    "adr_3dw":      _field(2,  2, 30),  # 3-dword header: address bits 31:2.
+    "adr_hi":       _field(2,  0, 32),  # 4-dword header: address bits 63:32,
+    "adr_lo":       _field(3,  2, 30),  # and 31:2.
+}, length=16, swap_field_bytes=False)
+
+CONFIG_HEADER = Header(fields={**_DW0,
+    "first_be":     _field(1,  0,  4),
+    "last_be":      _field(1,  4,  4),
+    "tag":          _field(1,  8,  8),
+    "requester_id": _field(1, 16, 16),
+    "register":     _field(2,  2, 10),  # Extended Register and Register Number (ECAM bits 11:2).
+    "function":     _field(2, 16,  3),
+    "device":       _field(2, 19,  5),
+    "bus":          _field(2, 24,  8),
+}, length=12, swap_field_bytes=False)
+
+COMPLETION_HEADER = Header(fields={**_DW0,
+    "byte_count":    _field(1,  0, 12),
+    "bcm":           _field(1, 12,  1),
+    "status":        _field(1, 13,  3),
+    "completer_id":  _field(1, 16, 16),
+    "lower_address": _field(2,  0,  7),
+    "tag":           _field(2,  8,  8),
+    "requester_id":  _field(2, 16, 16),
+}, length=12, swap_field_bytes=False)
+
+def _span(header, name):
+    f = header.fields[name]
+    start = 8*f.byte + f.offset
+    return start, f.width
+
+def tlp_get(dat, header, name):
+    """The bits of field ``name`` in ``dat`` (header dwords from bit 0)."""
+    start, width = _span(header, name)
+    return dat[start:start + width]
+
+def tlp_set(sig, header, **values):
+    """Statements setting the given fields of ``sig`` (expressions or integers)."""
+    return [tlp_get(sig, header, name).eq(v) for name, v in values.items()]
+
+def tlp_image(header, dwords, **values):
+    """A header of ``dwords`` dwords with the given fields (expressions or integers; a narrower
+    expression is zero-extended) and zeros elsewhere, as one expression."""
+    pieces = sorted((_span(header, name) + (v,) for name, v in values.items()), key=lambda p: p[0])
+    out, pos = [], 0
+    for start, width, v in pieces:
+        if start < pos:
+            raise ValueError(f"tlp_image: overlapping fields at bit {start}")
+        if start > pos:
+            out.append(Constant(0, start - pos))
+        if isinstance(v, int):
+            out.append(Constant(v, width))
+        else:
+            n = len(v)
+            out.append(v[:width] if n >= width else Cat(v, Constant(0, width - n)))
+        pos = start + width
+    if pos > 32*dwords:
+        raise ValueError(f"tlp_image: fields beyond {dwords} dwords")
+    if pos < 32*dwords:
+        out.append(Constant(0, 32*dwords - pos))
+    return Cat(*out)
 
 # Checks -------------------------------------------------------------------------------------------
 

@@ -471,11 +471,16 @@ class RCCompleter(LiteXModule):
 
         # Completion header (3 dwords).
         header = Signal(96)
-        self.comb += header.eq(Cat(
-            Cat(Mux(ur, 0, ndws[:10]), Constant(0, 14), Constant(FMT_TYPE_CPL, 5), Constant(0, 1), ~ur, Constant(0, 1)),
-            Cat(bc[:12], Constant(0, 1), Mux(ur, Constant(CPL_UR, 3), Constant(CPL_SC, 3)), self.completer_id),
-            Cat(Mux(first & ~ur, skip, 0), Mux(ur, 0, dwa[:5]), Constant(0, 1), req.tag, req.req_id),
-        ))
+        self.comb += header.eq(tlp_image(COMPLETION_HEADER, 3,
+            length        = Mux(ur, 0, ndws[:10]),
+            type          = FMT_TYPE_CPL,
+            fmt           = Cat(0, ~ur),                   # CplD, or Cpl for a refused read.
+            byte_count    = bc[:12],
+            status        = Mux(ur, CPL_UR, CPL_SC),
+            completer_id  = self.completer_id,
+            lower_address = Cat(Mux(first & ~ur, skip, 0), Mux(ur, 0, dwa[:5])),
+            tag           = req.tag,
+            requester_id  = req.req_id))
 
         # Data: on-chip windows read ahead into `prefetch` (a read is issued while it has room for
         # the reads in flight), off-chip windows streamed.

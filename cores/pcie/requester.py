@@ -92,27 +92,32 @@ class RCRequester(LiteXModule):
 
         # CPU request TLP: 3- or 4-dword header, up to 2 payload dwords -------------------------
         h4  = Signal()
-        dw2 = Signal(32)
+        hdr = Signal(128)     # The request's header (3 or 4 dwords).
         pay = dword_swap(self.wdata, 2, endianness)
         # (A register: the address and the kind are written some cycles before `start`.)
         self.sync += h4.eq(~is_cfg & (self.adr[32:] != 0))
         self.comb += [
+            tlp_set(hdr, REQUEST_HEADER,
+                length       = length,
+                type         = Mux(is_cfg, TYPE_CFG0, FMT_TYPE_MEM),
+                fmt          = Cat(h4, is_write),
+                first_be     = self.first_be,
+                last_be      = Mux(length == 2, self.last_be, 0),
+                tag          = tag,
+                requester_id = self.requester_id),
             If(is_cfg,
                 # ECAM layout: bus 27:20, device 19:15, function 14:12, register 11:2.
-                dw2.eq(Cat(Constant(0, 2), self.adr[2:12], Constant(0, 4), self.adr[12:15],
-                    self.adr[15:20], self.adr[20:28])),
+                tlp_set(hdr, CONFIG_HEADER, register=self.adr[2:12], function=self.adr[12:15],
+                    device=self.adr[15:20], bus=self.adr[20:28]),
             ).Elif(h4,
-                dw2.eq(self.adr[32:]),
+                tlp_set(hdr, REQUEST_HEADER, adr_hi=self.adr[32:], adr_lo=self.adr[2:32]),
             ).Else(
-                dw2.eq(Cat(Constant(0, 2), self.adr[2:32])),
+                tlp_set(hdr, REQUEST_HEADER, adr_3dw=self.adr[2:32]),
             ),
         ]
         cpu_image = Cat(
-            Cat(length, Constant(0, 22), Mux(is_cfg, Constant(0b00100, 5), Constant(0b00000, 5)), h4,
-                is_write, Constant(0, 1)),
-            Cat(self.first_be, Mux(length == 2, self.last_be, 0), tag, self.requester_id),
-            dw2,
-            Mux(h4, Cat(Constant(0, 2), self.adr[2:32]), pay[:32]),
+            hdr[:96],
+            Mux(h4, hdr[96:], pay[:32]),
             Mux(h4, pay[:32], pay[32:]),
             pay[32:],
         )
@@ -120,9 +125,8 @@ class RCRequester(LiteXModule):
         self.comb += cpu_total.eq(3 + h4 + Mux(is_write, length, 0))
         # Doorbell TLP: MWr, 3-dword header, 1 payload dword.
         db_image = Cat(
-            Constant((0b10 << 29) | 1, 32),
-            Cat(Constant(0xf, 4), Constant(0, 12), self.requester_id),
-            Cat(Constant(0, 2), db.adr[2:32]),
+            tlp_image(REQUEST_HEADER, 3, fmt=0b010, type=FMT_TYPE_MEM, length=1, first_be=0xf,
+                requester_id=self.requester_id, adr_3dw=db.adr[2:32]),
             dword_swap(db.dat, 1, endianness),
         )
 

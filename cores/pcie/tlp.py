@@ -96,16 +96,16 @@ class RCTLPRX(LiteXModule):
         mps_dws = Signal(11)
         self.sync += mps_dws.eq(1 << (self.mps_log2 - 2))
         def decode(dat):
-            dw0 = dat[0:32]
-            fmt_type = dw0[24:31]
-            length   = Mux(dw0[:10] == 0, 1024, dw0[:10])
-            with_dat = dw0[30]
-            h4       = dw0[29]
+            fmt      = tlp_get(dat, REQUEST_HEADER, "fmt")
+            type_    = tlp_get(dat, REQUEST_HEADER, "type")
+            ln       = tlp_get(dat, REQUEST_HEADER, "length")
+            length   = Mux(ln == 0, 1024, ln)
+            h4, with_dat, prefix = fmt[0], fmt[1], fmt[2]
             n_exp    = (3 + h4 + Mux(with_dat, length, 0) + ndw - 1) >> lbit
             return dict(
                 length   = length,
-                is_req   = (fmt_type[:5] == FMT_TYPE_MEM) & ~dw0[31],
-                is_cpl   = (fmt_type[:5] == FMT_TYPE_CPL) & ~h4 & ~dw0[31],
+                is_req   = (type_ == FMT_TYPE_MEM) & ~prefix,
+                is_cpl   = (type_ == FMT_TYPE_CPL) & ~h4 & ~prefix,
                 oversize = with_dat & (length > mps_dws),
                 n_exp    = n_exp,
                 one_beat = n_exp == 1,
@@ -121,9 +121,12 @@ class RCTLPRX(LiteXModule):
             sink.be.eq(src.be),
             *[dec[k].eq(v) for k, v in decode(src.dat).items()],
         )
-        dw0, dw1, dw2, dw3 = [sink.dat[32*i:32*(i + 1)] for i in range(4)]
-        h4       = dw0[29]
-        with_dat = dw0[30]
+        def rq(name):
+            return tlp_get(sink.dat, REQUEST_HEADER, name)
+        def cp(name):
+            return tlp_get(sink.dat, COMPLETION_HEADER, name)
+        h4       = rq("fmt")[0]
+        with_dat = rq("fmt")[1]
         length   = dec["length"]
         is_req   = dec["is_req"]
         is_cpl   = dec["is_cpl"]
@@ -133,19 +136,20 @@ class RCTLPRX(LiteXModule):
         self.comb += [
             req.we.eq(with_dat),
             req.h4.eq(h4),
-            req.ep.eq(dw0[14]),
-            req.adr.eq(Mux(h4, Cat(Constant(0, 2), dw3[2:], dw2), Cat(Constant(0, 2), dw2[2:]))),
+            req.ep.eq(rq("ep")),
+            req.adr.eq(Mux(h4, Cat(Constant(0, 2), rq("adr_lo"), rq("adr_hi")),
+                Cat(Constant(0, 2), rq("adr_3dw")))),
             req.len.eq(length),
-            req.first_be.eq(dw1[0:4]),
-            req.last_be.eq(dw1[4:8]),
-            req.tag.eq(dw1[8:16]),
-            req.req_id.eq(dw1[16:32]),
+            req.first_be.eq(rq("first_be")),
+            req.last_be.eq(rq("last_be")),
+            req.tag.eq(rq("tag")),
+            req.req_id.eq(rq("requester_id")),
             cpl.with_data.eq(with_dat),
-            cpl.ep.eq(dw0[14]),
-            cpl.status.eq(dw1[13:16]),
+            cpl.ep.eq(cp("ep")),
+            cpl.status.eq(cp("status")),
             cpl.len.eq(length),
-            cpl.tag.eq(dw2[8:16]),
-            cpl.req_id.eq(dw2[16:32]),
+            cpl.tag.eq(cp("tag")),
+            cpl.req_id.eq(cp("requester_id")),
             cpl.dat.eq(dword_swap(sink.dat, ndw, endianness)),
             data.dat.eq(dword_swap(sink.dat, ndw, endianness)),
         ]

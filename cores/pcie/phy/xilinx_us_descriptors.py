@@ -38,6 +38,8 @@ from litex.soc.interconnect.packet import Status, Arbiter, Dispatcher
 
 from litepcie.common import phy_layout
 
+from literecorder.cores.pcie.common import tlp_get, tlp_image, REQUEST_HEADER, CONFIG_HEADER, COMPLETION_HEADER
+
 # Constants ----------------------------------------------------------------------------------------
 
 FAMILIES = ["us", "usp"]
@@ -104,26 +106,29 @@ def be_to_keep(be):
     return Cat(*[be[4*i] for i in range(len(be)//4)])
 
 class _TLPHeader:
-    """Field views of TLP header dwords (PCIe values)."""
+    """Field views of TLP header dwords (PCIe values), through the request header's table."""
     def __init__(self, h):
         self.h        = h
-        self.length   = h[0][0:10]
-        self.at       = h[0][10:12]
-        self.ep       = h[0][14]
-        self.attr     = Cat(h[0][12], h[0][13], h[0][18]) # No Snoop, Relaxed Ordering, ID-Based.
-        self.tc       = h[0][20:23]
-        self.type     = h[0][24:29]
-        self.is_4dw   = h[0][29]
-        self.has_data = h[0][30]
-        self.prefix   = h[0][31]
-        self.first_be = h[1][0:4]
-        self.last_be  = h[1][4:8]
-        self.tag      = h[1][8:16]
-        self.req_id   = h[1][16:32]
+        dat = Cat(*h)
+        def f(name):
+            return tlp_get(dat, REQUEST_HEADER, name)
+        self.length   = f("length")
+        self.at       = f("at")
+        self.ep       = f("ep")
+        self.attr     = Cat(f("attr"), f("attr2"))   # No Snoop, Relaxed Ordering, ID-Based.
+        self.tc       = f("tc")
+        self.type     = f("type")
+        self.is_4dw   = f("fmt")[0]
+        self.has_data = f("fmt")[1]
+        self.prefix   = f("fmt")[2]
+        self.first_be = f("first_be")
+        self.last_be  = f("last_be")
+        self.tag      = f("tag")
+        self.req_id   = f("requester_id")
 
 def tlp_dword0(length, at, attr, ep, tc, type, is_4dw, has_data):
-    return Cat(length, at, attr[0], attr[1], ep, C(0, 3), attr[2], C(0, 1), tc, C(0, 1), type,
-        is_4dw, has_data, C(0, 1))
+    return tlp_image(REQUEST_HEADER, 1, length=length, at=at, attr=attr[0:2], attr2=attr[2], ep=ep,
+        tc=tc, type=type, fmt=Cat(is_4dw, has_data))
 
 def _rq_request_type(t, req_type, valid):
     """RQ Request Type of a TLP header; ``valid`` is 0 for TLPs the RQ interface does not take here."""
@@ -351,14 +356,15 @@ class TLPToRQ(LiteXModule):
         desc = Signal(128)
         self.comb += [
             If(is_cfg,
-                dword(desc, 0).eq(Cat(C(0, 2), h[2][2:12])),        # Register number.
+                dword(desc, 0).eq(Cat(C(0, 2), tlp_get(Cat(*h), CONFIG_HEADER, "register"))),
                 dword(desc, 1).eq(0),
             ).Else(
                 dword(desc, 0).eq(Cat(o.at, addr_lo[2:32])),       # Address[31:2], AT.
                 dword(desc, 1).eq(Mux(o.is_4dw, h[2], 0)),         # Address[63:32].
             ),
             dword(desc, 2).eq(Cat(dword_count, req_type, o.ep, o.req_id)),
-            dword(desc, 3).eq(Cat(o.tag, Mux(is_cfg, h[2][16:32], 0), C(1, 1), o.tc, o.attr, C(0, 1))),
+            dword(desc, 3).eq(Cat(o.tag, Mux(is_cfg, Cat(*[tlp_get(Cat(*h), CONFIG_HEADER, n)
+                for n in ("function", "device", "bus")]), 0), C(1, 1), o.tc, o.attr, C(0, 1))),
         ]
         first = beat.first
         self.comb += [
@@ -397,19 +403,22 @@ class TLPToCC(LiteXModule):
         self.status = status = Status(sink)
         h = [dword(sink.dat, i) for i in range(3)]
         t = _TLPHeader(h + [0])
+        cpl = Cat(*h)
+        def c(name):
+            return tlp_get(cpl, COMPLETION_HEADER, name)
         byte_count  = Signal(13)
         dword_count = Signal(11)
         self.comb += [
-            byte_count.eq(Cat(h[1][0:12], h[1][0:12] == 0)),
+            byte_count.eq(Cat(c("byte_count"), c("byte_count") == 0)),
             dword_count.eq(Mux(t.has_data, Cat(t.length, t.length == 0), 0)),
         ]
         desc = Cat(
             # Dword 0.
-            h[2][0:7], C(0, 1), t.at, C(0, 6), byte_count, t.type[0], C(0, 2),
+            c("lower_address"), C(0, 1), t.at, C(0, 6), byte_count, t.type[0], C(0, 2),
             # Dword 1.
-            dword_count, h[1][13:16], t.ep, C(0, 1), h[2][16:32],
+            dword_count, c("status"), t.ep, C(0, 1), c("requester_id"),
             # Dword 2.
-            h[2][8:16], h[1][16:32], C(1, 1), t.tc, t.attr, C(0, 1),
+            c("tag"), c("completer_id"), C(1, 1), t.tc, t.attr, C(0, 1),
         )
         self.comb += [
             source.valid.eq(sink.valid),
@@ -458,23 +467,26 @@ class RCToTLP(LiteXModule):
             status.eq(Mux(terminated, CPL_STATUS_UR, d[1][11:14])),
         ]
         attr = d[2][28:31]
-        h0 = tlp_dword0(
-            length   = Mux(terminated, 0, dword_count[0:10]),
-            at       = C(0, 2),
-            attr     = attr,
-            ep       = d[1][14],
-            tc       = d[2][25:28],
-            type     = Cat(d[0][29], C(0b0101, 4)), # Cpl (01010) / CplLk (01011).
-            is_4dw   = C(0, 1),
-            has_data = has_data,
+        hdr  = tlp_image(COMPLETION_HEADER, 3,
+            length        = Mux(terminated, 0, dword_count[0:10]),
+            attr          = attr[0:2],
+            attr2         = attr[2],
+            ep            = d[1][14],
+            tc            = d[2][25:28],
+            type          = Cat(d[0][29], C(0b0101, 4)), # Cpl (01010) / CplLk (01011).
+            fmt           = Cat(C(0, 1), has_data),
+            byte_count    = d[0][16:28],
+            status        = status,
+            completer_id  = d[2][8:24],
+            lower_address = d[0][0:7],
+            tag           = d[2][0:8],
+            requester_id  = d[1][16:32],
         )
-        h1 = Cat(d[0][16:28], C(0, 1), status, d[2][8:24])       # Byte Count, BCM, status, Completer ID.
-        h2 = Cat(d[0][0:7], C(0, 1), d[2][0:8], d[1][16:32])     # Lower Address, tag, Requester ID.
 
         self.filter = _PacketFilter(sink, source, drop=~deliver)
         first = self.filter.status.first
         self.comb += [
-            source.dat.eq(Mux(first, Cat(h0, h1, h2, sink.dat[96:]), sink.dat)),
+            source.dat.eq(Mux(first, Cat(hdr, sink.dat[96:]), sink.dat)),
             source.be.eq(keep_to_be(sink.keep)),
             self.dropped.eq(self.filter.dropped),
         ]
@@ -518,7 +530,8 @@ class CQToTLP(LiteXModule):
             is_4dw   = is_4dw,
             has_data = has_data,
         )
-        h1     = Cat(sink.user[0:4], sink.user[4:8], d[3][0:8], d[2][16:32])
+        h1     = tlp_image(REQUEST_HEADER, 2, first_be=sink.user[0:4], last_be=sink.user[4:8],
+            tag=d[3][0:8], requester_id=d[2][16:32])[32:]
         addr32 = Cat(C(0, 2), d[0][2:32])
 
         # Header rewrite in place: a 3-DW header is written at dwords 1-3, then dword 0 is removed.
