@@ -480,25 +480,13 @@ int nvme_shutdown(int port)
 	return r == NVME_ERR_NOT_READY ? NVME_ERR_SHUTDOWN : r;
 }
 
-int nvme_init(int port, int verbose)
+/* nvme_init, step by step: each step returns 0 or an NVME_ERR_* code (printing why when verbose). */
+
+/* The engine stops using the old queues first, once the commands it still has in flight (after an
+ * error stop, say) completed: their data and CQEs are on the link, and a disabled engine would not
+ * take the CQEs (the link would stall behind them). Bounded by the command timeout. */
+static void init_quiesce_engine(int port, uint32_t timeout_ms)
 {
-	struct nvme_ctrl *c;
-	volatile uint8_t *b;
-	uint32_t cc, dw0, lbaf, mps_min;
-	struct nvme_sqe s;
-	uint32_t timeout_ms;
-	int r, i, qsize;
-
-	if (port < 0 || port >= NPORTS)
-		return NVME_ERR_NO_DEVICE;
-	c = &nvme_ctrls[port];
-	timeout_ms = c->timeout_ms ? c->timeout_ms : 1000;
-	memset(c, 0, sizeof(*c));
-	c->timeout_ms = timeout_ms;
-
-	/* The engine stops using the old queues first, once the commands it still has in flight (after an
-	 * error stop, say) completed: their data and CQEs are on the link, and a disabled engine would
-	 * not take the CQEs (the link would stall behind them). Bounded by the command timeout. */
 	if (pcie_devs[port].present) {
 		struct nvme_engine_status st;
 		uint64_t t0 = literec_cycles();
@@ -507,6 +495,13 @@ int nvme_init(int port, int verbose)
 		while (st.outstanding && literec_cycles() - t0 < literec_us_to_cycles(1000ULL*timeout_ms));
 	}
 	engine_ctrl(port, 0, 0, 0);
+}
+
+/* An NVMe controller on the link (enumerated if needed): its CAP and VS, 4 KiB pages supported. */
+static int init_find_controller(int port, struct nvme_ctrl *c, int verbose)
+{
+	uint32_t mps_min;
+	int r;
 
 	if (!pcie_devs[port].present) {
 		r = pcie_enumerate(port, 0);
@@ -517,7 +512,6 @@ int nvme_init(int port, int verbose)
 	}
 	if (pcie_devs[port].class_code != 0x010802)
 		return NVME_ERR_NO_DEVICE;
-
 	if ((r = reg_read64(port, 0x00, &c->cap)) || (r = reg_read32(port, 0x08, &c->vs)))
 		return r;
 	c->mqes  = (c->cap & 0xffff) + 1;
@@ -529,8 +523,15 @@ int nvme_init(int port, int verbose)
 			printf("nvme%d: CAP.MPSMIN %lu (4 KiB pages not supported)\n", port, (unsigned long)mps_min);
 		return NVME_ERR_NO_DEVICE;
 	}
+	return 0;
+}
 
-	/* Disable (after a clean shutdown when it was running), wait CSTS.RDY = 0. */
+/* Disable (after a clean shutdown when it was running), wait CSTS.RDY = 0. */
+static int init_disable_controller(int port)
+{
+	uint32_t cc;
+	int r;
+
 	if ((r = reg_read32(port, 0x14, &cc)))
 		return r;
 	if (cc & 1) {
@@ -545,10 +546,14 @@ int nvme_init(int port, int verbose)
 		if ((r = reg_write32(port, 0x14, cc & ~(1 | (3 << 14)))))
 			return r;
 	}
-	if ((r = wait_csts_cfs(port, 1, 0, 1)))
-		return r;
+	return wait_csts_cfs(port, 1, 0, 1);
+}
 
-	/* Admin queues in the on-chip RAM window. */
+/* Admin queues in the on-chip RAM window; enable, wait CSTS.RDY = 1. */
+static int init_enable_controller(int port, struct nvme_ctrl *c)
+{
+	int r, i;
+
 	for (i = 0; i < ADMIN_Q_ENTRIES*4; i++)
 		((volatile uint32_t *)(SRAM(port) + ACQ_OFF))[i] = 0;
 	c->asq_tail = c->acq_head = 0;
@@ -558,16 +563,19 @@ int nvme_init(int port, int verbose)
 	    (r = reg_write64(port, 0x30, SRAM(port) + ACQ_OFF)))
 		return r;
 	/* IOCQES 16 B, IOSQES 64 B, MPS 4 KiB, NVM command set, round robin; enable. */
-	cc = (4 << 20) | (6 << 16) | 1;
-	if ((r = reg_write32(port, 0x14, cc)))
+	if ((r = reg_write32(port, 0x14, (4 << 20) | (6 << 16) | 1)))
 		return r;
-	if ((r = wait_csts(port, 1, 1)))
-		return r;
+	return wait_csts(port, 1, 1);
+}
 
-	/* Identify Controller. */
+/* Identify Controller: identity, limits, entry sizes (64/16-byte entries must be allowed). */
+static int init_identify_controller(int port, struct nvme_ctrl *c, int verbose)
+{
+	volatile uint8_t *b = (volatile uint8_t *)(SRAM(port) + BUF_OFF);
+	int r;
+
 	if ((r = identify(port, 1, 0)))
 		return r;
-	b = (volatile uint8_t *)(SRAM(port) + BUF_OFF);
 	c->vid   = le16(b + 0);
 	c->ssvid = le16(b + 2);
 	ident_str(c->serial, b + 4, 20);
@@ -580,13 +588,20 @@ int nvme_init(int port, int verbose)
 	c->oncs   = le16(b + 520);
 	c->vwc    = b[525];
 	if ((b[512] & 0xf) > 6 || (b[513] & 0xf) > 4 || (b[512] >> 4) < 6 || (b[513] >> 4) < 4) {
-		/* SQES/CQES must allow 64 B / 16 B entries. */
 		if (verbose)
 			printf("nvme%d: SQES 0x%02x / CQES 0x%02x do not allow 64/16-byte entries\n", port, b[512], b[513]);
 		return NVME_ERR_NO_DEVICE;
 	}
+	return 0;
+}
 
-	/* First active namespace, its format. */
+/* The first active namespace and its LBA format. */
+static int init_identify_namespace(int port, struct nvme_ctrl *c, int verbose)
+{
+	volatile uint8_t *b = (volatile uint8_t *)(SRAM(port) + BUF_OFF);
+	uint32_t lbaf;
+	int r;
+
 	if ((r = identify(port, 2, 0)))
 		return r;
 	c->nsid = le32(b);
@@ -611,57 +626,74 @@ int nvme_init(int port, int verbose)
 				(unsigned long)c->nsid, c->lba_shift, (unsigned long long)c->nsze);
 		return NVME_ERR_NO_DEVICE;
 	}
+	return 0;
+}
 
-	/* Two I/O queue pairs: 1 for the engine, 2 for the CPU (catalog I/O while the engine records). */
+/* Two I/O queue pairs requested: 1 for the engine (its CQ and SQ in the engine's windows, no
+ * interrupts: the engine sees each CQE), 2 for the CPU (catalog I/O while the engine records). */
+static int init_engine_queues(int port, struct nvme_ctrl *c)
+{
+	struct nvme_sqe s;
+	uint32_t dw0;
+	int r;
+
 	if ((r = nvme_set_feature(port, 0x07, 0x00010001, &dw0)))
 		return r;
 	c->cpuq = (dw0 & 0xffff) >= 1 && (dw0 >> 16) >= 1;
-
-	/* I/O CQ and SQ in the queue engine's windows, no interrupts (the engine sees each CQE). */
-	qsize = c->mqes < NVME_ENGINE_ENTRIES ? c->mqes : NVME_ENGINE_ENTRIES;
+	c->io_qsize = c->mqes < NVME_ENGINE_ENTRIES ? c->mqes : NVME_ENGINE_ENTRIES;
 	memset(&s, 0, sizeof(s));
 	s.cdw0  = 0x05;
 	s.prp1  = queue_bases[port][1];
-	s.cdw10 = ((qsize - 1) << 16) | 1;
+	s.cdw10 = ((c->io_qsize - 1) << 16) | 1;
 	s.cdw11 = 1;                          /* PC=1, IEN=0 */
 	if ((r = nvme_admin(port, &s, NULL)))
 		return r;
 	memset(&s, 0, sizeof(s));
 	s.cdw0  = 0x01;
 	s.prp1  = queue_bases[port][0];
-	s.cdw10 = ((qsize - 1) << 16) | 1;
+	s.cdw10 = ((c->io_qsize - 1) << 16) | 1;
 	s.cdw11 = (1 << 16) | 1;              /* CQID 1, PC=1 */
-	if ((r = nvme_admin(port, &s, NULL)))
-		return r;
+	return nvme_admin(port, &s, NULL);
+}
 
-	/* CPU I/O queue pair in the on-chip RAM window (no interrupts, polled). */
-	if (c->cpuq) {
-		for (i = 0; i < CPUQ_ENTRIES*4; i++)
-			((volatile uint32_t *)(SRAM(port) + CPUCQ_OFF))[i] = 0;
-		c->cpucq_phase = 1;
+/* The CPU's I/O queue pair in the on-chip RAM window (polled), when the controller granted it;
+ * without it the CPU's I/O goes through the engine (c->cpuq = 0). */
+static void init_cpu_queues(int port, struct nvme_ctrl *c)
+{
+	struct nvme_sqe s;
+	int i;
+
+	if (!c->cpuq)
+		return;
+	for (i = 0; i < CPUQ_ENTRIES*4; i++)
+		((volatile uint32_t *)(SRAM(port) + CPUCQ_OFF))[i] = 0;
+	c->cpucq_phase = 1;
+	memset(&s, 0, sizeof(s));
+	s.cdw0  = 0x05;
+	s.prp1  = SRAM(port) + CPUCQ_OFF;
+	s.cdw10 = ((CPUQ_ENTRIES - 1) << 16) | CPUQ_ID;
+	s.cdw11 = 1;
+	if (nvme_admin(port, &s, NULL) == 0) {
 		memset(&s, 0, sizeof(s));
-		s.cdw0  = 0x05;
-		s.prp1  = SRAM(port) + CPUCQ_OFF;
+		s.cdw0  = 0x01;
+		s.prp1  = SRAM(port) + CPUSQ_OFF;
 		s.cdw10 = ((CPUQ_ENTRIES - 1) << 16) | CPUQ_ID;
-		s.cdw11 = 1;
-		if (nvme_admin(port, &s, NULL) == 0) {
-			memset(&s, 0, sizeof(s));
-			s.cdw0  = 0x01;
-			s.prp1  = SRAM(port) + CPUSQ_OFF;
-			s.cdw10 = ((CPUQ_ENTRIES - 1) << 16) | CPUQ_ID;
-			s.cdw11 = (CPUQ_ID << 16) | 1;
-			c->cpuq = nvme_admin(port, &s, NULL) == 0;
-		} else
-			c->cpuq = 0;
-	}
+		s.cdw11 = (CPUQ_ID << 16) | 1;
+		c->cpuq = nvme_admin(port, &s, NULL) == 0;
+	} else
+		c->cpuq = 0;
+}
 
-	/* Engine configuration: commands up to MDTS and at most 2 MiB (one PRP list page). */
-	c->io_qsize = qsize;
-	c->io_qd    = qsize - 1;
+/* Engine configuration (commands up to MDTS and at most 2 MiB: one PRP list page), start, ready. */
+static int init_start_engine(int port, struct nvme_ctrl *c)
+{
+	uint64_t t0;
+
+	c->io_qd    = c->io_qsize - 1;
 	c->max_xfer = NVME_MAX_TRANSFER;
 	if (c->mdts && c->mdts < 20 && (4096u << c->mdts) < c->max_xfer)   /* 4096 << 20 wraps 32 bits */
 		c->max_xfer = 4096u << c->mdts;
-	WR(port, QSIZE, qsize);
+	WR(port, QSIZE, c->io_qsize);
 	WR(port, QD, c->io_qd);
 	WR(port, NSID, c->nsid);
 	WR(port, LBA_SHIFT, c->lba_shift);
@@ -671,12 +703,37 @@ int nvme_init(int port, int verbose)
 	WR(port, CQ_DB, (uint32_t)(pcie_devs[port].bar0 + 0x1000 + 3*(4 << c->dstrd)));
 	WR(port, TIMEOUT, (uint32_t)literec_us_to_cycles((uint64_t)c->timeout_ms*1000));
 	engine_ctrl(port, 1, 0, CTRL_STATS_CLEAR);
-	{
-		uint64_t t0 = literec_cycles();
-		while (!((RD(port, STATUS) >> CSR_NVME0_STATUS_READY_OFFSET) & 1))
-			if (literec_cycles() - t0 > literec_us_to_cycles(1000))
-				return NVME_ERR_ENGINE;
-	}
+	t0 = literec_cycles();
+	while (!((RD(port, STATUS) >> CSR_NVME0_STATUS_READY_OFFSET) & 1))
+		if (literec_cycles() - t0 > literec_us_to_cycles(1000))
+			return NVME_ERR_ENGINE;
+	return 0;
+}
+
+int nvme_init(int port, int verbose)
+{
+	struct nvme_ctrl *c;
+	uint32_t timeout_ms;
+	int r;
+
+	if (port < 0 || port >= NPORTS)
+		return NVME_ERR_NO_DEVICE;
+	c = &nvme_ctrls[port];
+	timeout_ms = c->timeout_ms ? c->timeout_ms : 1000;
+	memset(c, 0, sizeof(*c));
+	c->timeout_ms = timeout_ms;
+
+	init_quiesce_engine(port, timeout_ms);
+	if ((r = init_find_controller(port, c, verbose)) ||
+	    (r = init_disable_controller(port)) ||
+	    (r = init_enable_controller(port, c)) ||
+	    (r = init_identify_controller(port, c, verbose)) ||
+	    (r = init_identify_namespace(port, c, verbose)) ||
+	    (r = init_engine_queues(port, c)))
+		return r;
+	init_cpu_queues(port, c);
+	if ((r = init_start_engine(port, c)))
+		return r;
 	c->initialized = 1;
 	return 0;
 }
