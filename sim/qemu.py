@@ -20,7 +20,8 @@ import shutil
 import ctypes
 import struct
 
-from .ssd import parse_size, parse_number, parse_link, SimSSD, SSDError, TraceRec, US, make_harness
+from .ssd import (parse_size, parse_number, parse_link, SimSSD, SSDError, TraceRec, US, make_harness,
+    PCIE_HOST_STATS)
 
 ROOT         = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULE_DIR   = os.path.join(ROOT, "sim", "modules", "qemu_nvme")
@@ -164,13 +165,7 @@ def build_harness(out_dir=HARNESS_DIR):
     """Build libqemubridge.so (see ``sim.ssd.make_harness``); returns its path."""
     return make_harness(MODULE_DIR, out_dir, "libqemubridge.so", "QEMU bridge")
 
-QEMU_STATS = ["rogue_writes", "rogue_reads", "rogue_first_addr", "mwr_bytes", "mrd_bytes",
-    "mwr_tlps", "mrd_tlps", "poisoned_rx", "malformed_rx", "mps_violations", "mrrs_violations",
-    "boundary_violations", "msgs_rx", "up_tlps", "up_payload", "up_wire", "dn_tlps", "dn_payload",
-    "dn_wire", "dropped_tlps", "ur_sent", "ca_sent", "crs_sent", "dev_malformed_rx",
-    "unexpected_cpl", "dma_refused", "cpl_timeouts", "mrd_sent", "mwr_sent", "cpld_rx",
-    "max_mrd_len", "max_mwr_len", "link_up", "link_gen", "link_width", "ltssm", "link_downs",
-    "retrains", "fatal", "active_cmds", "tlps_in_use",
+QEMU_STATS = PCIE_HOST_STATS + ["fatal", "active_cmds", "tlps_in_use",
     "cfg_reads", "cfg_writes", "bar_reads", "bar_writes", "doorbells", "cmds", "cqes",
     "fetch_bytes", "fetch_jobs", "wb_bytes", "sqe_bytes", "list_bytes", "dma_failures",
     "neutered", "unknown_cqes", "timeouts", "qemu_requests", "zeroed_bytes", "intx_events",

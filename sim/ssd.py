@@ -297,13 +297,16 @@ class StreamArgs(ctypes.Structure):
             "prp_base", "timeout_ps", "done", "errors", "first_status", "t_start", "t_end")] + \
         [("t_complete", ctypes.POINTER(ctypes.c_uint64))]
 
-HOST_STATS = ["rogue_writes", "rogue_reads", "rogue_first_addr", "mwr_bytes", "mrd_bytes",
+# Counters of the harnesses' host, link and endpoint (pcie_host_stats in sim/modules/common/
+# pcie_host.c, same order), then each model's own.
+PCIE_HOST_STATS = ["rogue_writes", "rogue_reads", "rogue_first_addr", "mwr_bytes", "mrd_bytes",
     "mwr_tlps", "mrd_tlps", "poisoned_rx", "malformed_rx", "mps_violations", "mrrs_violations",
     "boundary_violations", "msgs_rx", "up_tlps", "up_payload", "up_wire", "dn_tlps", "dn_payload",
     "dn_wire", "dropped_tlps", "ur_sent", "ca_sent", "crs_sent", "dev_malformed_rx",
     "unexpected_cpl", "dma_refused", "cpl_timeouts", "mrd_sent", "mwr_sent", "cpld_rx",
     "max_mrd_len", "max_mwr_len", "link_up", "link_gen", "link_width", "ltssm", "link_downs",
-    "retrains", "csts", "fatal", "active_cmds", "tlps_in_use"]
+    "retrains"]
+HOST_STATS = PCIE_HOST_STATS + ["csts", "fatal", "active_cmds", "tlps_in_use"]
 MODEL_STATE = ["temp", "throttle", "cache_used", "cache2_used", "valid_units", "stale_units",
     "erased_units", "phys_units", "tmt1_count", "tmt2_count", "tmt1_time", "tmt2_time",
     "bytes_written", "bytes_read", "media_free_ps", "err_count", "gc_phase"]

@@ -275,3 +275,55 @@ int pcie_host_mmio(pcie_host_t *h, int write, uint64_t addr, void *buf, unsigned
     if (h->req[tag].status == CPL_SC) memcpy(buf, h->req[tag].data, len);
     return h->req[tag].status;
 }
+
+/* The test harnesses' common part (nvme_ssd/ssd_harness.c, qemu_nvme/qb_harness.c) -------------- */
+
+void pcie_host_configure(pcie_host_t *h, unsigned rcb, unsigned mps, uint64_t cpl_latency_ps)
+{
+    h->rcb = rcb; h->mps = mps; h->cpl_latency_ps = cpl_latency_ps;
+}
+
+int pcie_host_add_fail(pcie_host_t *h, uint64_t lo, uint64_t hi, int status, int count, int poison, int drop)
+{
+    if (h->nfails >= 8) return -1;
+    h->fails[h->nfails++] = (pcie_host_fail_t){ lo, hi, status, count, poison, drop };
+    return 0;
+}
+
+int pcie_host_trace_get(pcie_host_t *h, uint64_t i, pcie_trace_rec_t *r)
+{
+    if (i >= h->trace_n) return -1;
+    *r = h->trace[i];
+    return 0;
+}
+
+void pcie_host_send_raw(pcie_host_t *h, const uint32_t *hdr, int nhdr, const uint8_t *payload,
+    unsigned plen, int malformed)
+{
+    pcie_tlp_t *t = pcie_tlp_alloc(&h->ep->link.pool);
+    memcpy(t->hdr, hdr, nhdr * 4);
+    t->nhdr = (uint8_t)nhdr;
+    if (plen > TLP_MAX_PAYLOAD) plen = TLP_MAX_PAYLOAD;
+    t->plen = plen;
+    if (plen) memcpy(t->data, payload, plen);
+    if (malformed) t->flags |= TLPF_MALFORMED;
+    pcie_host_send(h, t);
+}
+
+int pcie_host_stats(pcie_host_t *x, uint64_t *v)
+{
+    pcie_link_t *l = &x->ep->link;
+    pcie_ep_t   *e = x->ep;
+    uint64_t s[] = {
+        x->rogue_writes, x->rogue_reads, x->rogue_first_addr, x->mwr_bytes, x->mrd_bytes, x->mwr_tlps,
+        x->mrd_tlps, x->poisoned_rx, x->malformed_rx, x->mps_violations, x->mrrs_violations,
+        x->boundary_violations, x->msgs_rx, l->up_tlps, l->up_payload, l->up_wire, l->dn_tlps,
+        l->dn_payload, l->dn_wire, l->dropped, e->ur_sent, e->ca_sent, e->crs_sent, e->malformed_rx,
+        e->unexpected_cpl, e->dma_refused, e->cpl_timeouts, e->mrd_sent, e->mwr_sent, e->cpld_rx,
+        e->max_mrd_len, e->max_mwr_len, l->up, l->cur_gen, l->cur_width, l->ltssm, l->link_downs,
+        l->retrains,
+    };
+    int k = (int)(sizeof(s) / sizeof(s[0]));
+    memcpy(v, s, sizeof(s));
+    return k;
+}

@@ -116,14 +116,12 @@ int qbh_wait_mem(qbh_t *h, uint64_t addr, uint32_t mask, uint32_t value, uint64_
 
 void qbh_host_cfg(qbh_t *h, unsigned rcb, unsigned mps, uint64_t cpl_latency_ps)
 {
-    h->host.rcb = rcb; h->host.mps = mps; h->host.cpl_latency_ps = cpl_latency_ps;
+    pcie_host_configure(&h->host, rcb, mps, cpl_latency_ps);
 }
 
 int qbh_host_fail(qbh_t *h, uint64_t lo, uint64_t hi, int status, int count, int poison, int drop)
 {
-    if (h->host.nfails >= 8) return -1;
-    h->host.fails[h->host.nfails++] = (pcie_host_fail_t){ lo, hi, status, count, poison, drop };
-    return 0;
+    return pcie_host_add_fail(&h->host, lo, hi, status, count, poison, drop);
 }
 
 void qbh_host_fail_clear(qbh_t *h) { h->host.nfails = 0; }
@@ -131,46 +129,28 @@ void qbh_host_fail_clear(qbh_t *h) { h->host.nfails = 0; }
 void qbh_trace(qbh_t *h, int on) { h->host.trace_on = on; }
 void qbh_trace_clear(qbh_t *h) { h->host.trace_n = 0; }
 uint64_t qbh_trace_count(qbh_t *h) { return h->host.trace_n; }
-int qbh_trace_get(qbh_t *h, uint64_t i, pcie_trace_rec_t *r)
-{
-    if (i >= h->host.trace_n) return -1;
-    *r = h->host.trace[i];
-    return 0;
-}
+int qbh_trace_get(qbh_t *h, uint64_t i, pcie_trace_rec_t *r) { return pcie_host_trace_get(&h->host, i, r); }
 
+/* Raw TLP to the device: header dwords, payload; malformed marks a TLP the PHY found bad. */
 void qbh_send_raw(qbh_t *h, const uint32_t *hdr, int nhdr, const uint8_t *payload, unsigned plen, int malformed)
 {
-    pcie_tlp_t *t = pcie_tlp_alloc(&h->b->ep.link.pool);
-    memcpy(t->hdr, hdr, nhdr * 4);
-    t->nhdr = (uint8_t)nhdr;
-    if (plen > TLP_MAX_PAYLOAD) plen = TLP_MAX_PAYLOAD;
-    t->plen = plen;
-    if (plen) memcpy(t->data, payload, plen);
-    if (malformed) t->flags |= TLPF_MALFORMED;
-    pcie_host_send(&h->host, t);
+    pcie_host_send_raw(&h->host, hdr, nhdr, payload, plen, malformed);
 }
 
-/* Counters, in this order (sim/qemu.py QEMU_STATS). */
 int qbh_stats(qbh_t *h, uint64_t *o, int n)
 {
-    pcie_host_t *x = &h->host;
-    pcie_link_t *l = &h->b->ep.link;
-    pcie_ep_t *e = &h->b->ep;
     qb_stats_t *s = &h->b->st;
-    uint64_t v[] = {
-        x->rogue_writes, x->rogue_reads, x->rogue_first_addr, x->mwr_bytes, x->mrd_bytes, x->mwr_tlps,
-        x->mrd_tlps, x->poisoned_rx, x->malformed_rx, x->mps_violations, x->mrrs_violations,
-        x->boundary_violations, x->msgs_rx, l->up_tlps, l->up_payload, l->up_wire, l->dn_tlps,
-        l->dn_payload, l->dn_wire, l->dropped, e->ur_sent, e->ca_sent, e->crs_sent, e->malformed_rx,
-        e->unexpected_cpl, e->dma_refused, e->cpl_timeouts, e->mrd_sent, e->mwr_sent, e->cpld_rx,
-        e->max_mrd_len, e->max_mwr_len, l->up, l->cur_gen, l->cur_width, l->ltssm, l->link_downs,
-        l->retrains, (uint64_t)h->b->fatal, (uint64_t)h->b->inflight, e->link.pool.in_use,
+    uint64_t v[128];
+    int k = pcie_host_stats(&h->host, v);
+    /* Then this model's own, in the order of sim/qemu.py QEMU_STATS after PCIE_HOST_STATS. */
+    uint64_t own[] = {
+        (uint64_t)h->b->fatal, (uint64_t)h->b->inflight, h->host.ep->link.pool.in_use,
         s->cfg_reads, s->cfg_writes, s->bar_reads, s->bar_writes, s->doorbells, s->cmds, s->cqes,
         s->fetch_bytes, s->fetch_jobs, s->wb_bytes, s->sqe_bytes, s->list_bytes, s->dma_failures,
         s->neutered, s->unknown_cqes, s->timeouts, h->b->q.requests, s->zeroed_bytes, s->intx_events,
         s->cfs_events, s->flr, s->resets, s->no_mirror, (uint64_t)h->b->njobs, (uint64_t)h->b->nops,
     };
-    int k = (int)(sizeof(v) / sizeof(v[0]));
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) v[k++] = own[i];
     for (int i = 0; i < n && i < k; i++) o[i] = v[i];
     return k;
 }
