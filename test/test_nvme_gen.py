@@ -13,7 +13,7 @@ import pytest
 
 from migen import *
 
-from literecorder.cores.nvme.core import NVMeRequestGenerator, NVMeStatistics
+from literecorder.cores.nvme.bench import NVMeRequestGenerator, NVMeStatistics
 
 pytestmark = pytest.mark.unit
 
