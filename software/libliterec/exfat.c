@@ -63,7 +63,7 @@
 #define FLAG_ALLOC       0x01
 #define FLAG_NOFATCHAIN  0x02
 
-#define MAX_SET          (2 + (EXFAT_NAME_MAX + 14)/15)
+#define MAX_SET          (2 + (EXFAT_NAME_LIMIT + 14)/15)
 
 static void     put16(uint8_t *b, uint16_t v) { b[0] = v; b[1] = v >> 8; }
 static void     put32(uint8_t *b, uint32_t v) { put16(b, v); put16(b + 2, v >> 16); }
@@ -306,8 +306,9 @@ static int utf16(const char *s, uint16_t *out, const char **why)
 			*why = "exFAT forbids the characters \" * / : < > ? \\ | and control characters in names";
 			return EXFAT_ENAME;
 		}
-		if (n == EXFAT_NAME_MAX) {
-			*why = "longer than 255 characters";
+		if (n == EXFAT_NAME_LIMIT) {
+			*why = EXFAT_NAME_LIMIT == EXFAT_NAME_MAX ? "longer than 255 characters" :
+				"longer than this build handles";
 			return EXFAT_ENAME;
 		}
 		out[n++] = c;
@@ -328,7 +329,7 @@ bad:
 
 int exfat_name_check(const char *utf8, const char **why)
 {
-	uint16_t n[EXFAT_NAME_MAX];
+	uint16_t n[EXFAT_NAME_LIMIT];
 	const char *w = NULL;
 	int r = utf16(utf8, n, &w);
 	if (why)
@@ -554,7 +555,7 @@ static int lookup(const struct exfat_vol *v, const uint16_t *name, int n, struct
 
 int exfat_find(struct exfat_vol *v, const char *name, struct exfat_file *f)
 {
-	uint16_t u[EXFAT_NAME_MAX];
+	uint16_t u[EXFAT_NAME_LIMIT];
 	const char *why;
 	int n = utf16(name, u, &why), r;
 	if (n < 0)
@@ -639,7 +640,7 @@ static int build_set(uint8_t *set, const uint16_t *name, int n, uint16_t attr, u
 static int create(struct exfat_vol *v, const char *name, uint64_t off, uint64_t reserve, uint16_t attr,
 	uint64_t unix_us, struct exfat_file *f)
 {
-	uint16_t u[EXFAT_NAME_MAX];
+	uint16_t u[EXFAT_NAME_LIMIT];
 	uint8_t set[32*MAX_SET];
 	uint64_t need, k;
 	uint32_t first = 0;
@@ -728,7 +729,7 @@ int exfat_set_length(struct exfat_vol *v, struct exfat_file *f, uint64_t length,
 
 static int delete(struct exfat_vol *v, const char *name)
 {
-	uint16_t u[EXFAT_NAME_MAX];
+	uint16_t u[EXFAT_NAME_LIMIT];
 	uint8_t set[32*MAX_SET];
 	uint64_t offs[MAX_SET];
 	struct exfat_file f;
@@ -761,6 +762,12 @@ static int delete(struct exfat_vol *v, const char *name)
 int exfat_delete(struct exfat_vol *v, const char *name)
 {
 	return done(v, delete(v, name));
+}
+
+int exfat_put(struct exfat_vol *v, uint64_t off, const uint8_t *buf)
+{
+	put_piece(v, off, buf);
+	return done(v, 0);
 }
 
 int exfat_write_file(struct exfat_vol *v, const char *name, const void *data, uint32_t len, uint64_t from,

@@ -24,7 +24,12 @@
 #include <stdint.h>
 
 #define EXFAT_PIECE       512                /* unit of every read and write of struct exfat_dev */
-#define EXFAT_NAME_MAX    255                /* UTF-16 code units of a file name */
+#define EXFAT_NAME_MAX    255                /* UTF-16 code units of a file name (exFAT's limit) */
+/* Longest name this build handles (buffers on the stack: the BIOS builds with a smaller one; files
+ * with longer names, a PC's, are skipped by lookups and never touched). */
+#ifndef EXFAT_NAME_LIMIT
+#define EXFAT_NAME_LIMIT  EXFAT_NAME_MAX
+#endif
 #define EXFAT_LABEL_MAX   11
 #define EXFAT_ROOT_BYTES  (128u << 10)       /* root directory written by exfat_format */
 
@@ -117,6 +122,8 @@ int exfat_delete(struct exfat_vol *v, const char *name);
  * after `from`, replacing a file of that name. */
 int exfat_write_file(struct exfat_vol *v, const char *name, const void *data, uint32_t len, uint64_t from,
 	uint64_t unix_us);
+/* Writes one piece of a file's data (byte offset on the device, a multiple of 512). */
+int exfat_put(struct exfat_vol *v, uint64_t off, const uint8_t *buf);
 /* Free clusters (counts the bitmap). */
 int exfat_free_clusters(struct exfat_vol *v, uint64_t *n);
 
