@@ -437,7 +437,7 @@ static void out(struct meta_out *m, const char *fmt, ...) __attribute__((format(
 
 static void out(struct meta_out *m, const char *fmt, ...)
 {
-	char b[160];
+	char b[200];              /* every call below prints less */
 	va_list ap;
 	int n;
 	va_start(ap, fmt);
@@ -544,11 +544,11 @@ static int write_meta(int p, const struct catalog_entry *e, int k, const char *b
 		out_str(&m, t);
 	}
 	out(&m, ",\n    \"core:extensions\": [{\"name\": \"literec\", \"version\": \"1.0.0\", \"optional\": true}],\n");
-	out(&m, "    \"literec:recording_id\": %lu,\n    \"literec:gaps\": \"skip\",\n    \"literec:dropped_bytes\": %llu,\n"
-		"    \"literec:drop_events\": %lu,\n    \"literec:drop_events_logged\": %lu,\n"
-		"    \"literec:unplaced_dropped_bytes\": %llu", (unsigned long)e->id, (unsigned long long)e->dropped,
-		(unsigned long)e->drops_total, (unsigned long)e->drops_logged,
-		(unsigned long long)(e->dropped > logged ? e->dropped - logged : 0));
+	out(&m, "    \"literec:recording_id\": %lu,\n    \"literec:gaps\": \"skip\",\n", (unsigned long)e->id);
+	out(&m, "    \"literec:dropped_bytes\": %llu,\n", (unsigned long long)e->dropped);
+	out(&m, "    \"literec:drop_events\": %lu,\n", (unsigned long)e->drops_total);
+	out(&m, "    \"literec:drop_events_logged\": %lu,\n", (unsigned long)e->drops_logged);
+	out(&m, "    \"literec:unplaced_dropped_bytes\": %llu", (unsigned long long)(e->dropped > logged ? e->dropped - logged : 0));
 	if (e->width > 1)
 		out(&m, ",\n    \"literec:part\": %d,\n    \"literec:parts\": %d,\n    \"literec:chunk_bytes\": %lu", k + 1,
 			e->width, (unsigned long)e->chunk);

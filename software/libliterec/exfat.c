@@ -126,15 +126,24 @@ static const struct { uint16_t first; uint8_t count, stride; int16_t delta; } up
 	{0x2c81, 50, 2, -1}, {0x2d00, 38, 1, -7264}, {0xff41, 26, 1, -32}
 };
 
+#define UP_RUNS (sizeof(up_runs)/sizeof(up_runs[0]))
+
+/* The up-case of c, with *i the index of the run to look at first: the runs are sorted and do not
+ * overlap, so a caller going through increasing code points passes the same index on (linear in
+ * all); 0 starts at the first run. */
+static uint16_t upcase_at(uint32_t c, unsigned *i)
+{
+	while (*i < UP_RUNS && c > up_runs[*i].first + ((up_runs[*i].count - 1u) << (up_runs[*i].stride - 1)))
+		(*i)++;
+	if (*i < UP_RUNS && c >= up_runs[*i].first && ((c - up_runs[*i].first) & (up_runs[*i].stride - 1)) == 0)
+		return c + up_runs[*i].delta;
+	return c;
+}
+
 static uint16_t upcase(uint16_t c)
 {
-	unsigned i;
-	for (i = 0; i < sizeof(up_runs)/sizeof(up_runs[0]); i++) {
-		unsigned d = c - up_runs[i].first;
-		if (c >= up_runs[i].first && d % up_runs[i].stride == 0 && d/up_runs[i].stride < up_runs[i].count)
-			return c + up_runs[i].delta;
-	}
-	return c;
+	unsigned i = 0;
+	return upcase_at(c, &i);
 }
 
 /* Piece cache and device access ----------------------------------------------------------------------- */
@@ -425,6 +434,11 @@ int exfat_find_free(struct exfat_vol *v, uint64_t from, uint64_t bytes, uint64_t
 				return done(v, EXFAT_EIO);
 			if (*p == 0xff) {                  /* 8 used clusters */
 				run = 0;
+				c += 7;
+				continue;
+			}
+			if (*p == 0 && run && run + 8 < need) {   /* 8 free clusters that extend the run */
+				run += 8;
 				c += 7;
 				continue;
 			}
@@ -798,6 +812,8 @@ int exfat_write_file(struct exfat_vol *v, const char *name, const void *data, ui
 
 /* Format --------------------------------------------------------------------------------------------- */
 
+#define UPCASE_MAX_BYTES 4096       /* the table below takes 2854 */
+
 /* Up-case table in the compressed form of spec 7.2.5.1: runs of three or more code points that map to
  * themselves as FFFFh, length; every other entry as its up-case value. Emitted to `out` (NULL: only
  * counted); returns the bytes, *chk the TableChecksum. */
@@ -805,10 +821,11 @@ static uint32_t upcase_table(const struct exfat_vol *v, uint64_t out, uint32_t *
 {
 	uint8_t b[EXFAT_PIECE];
 	uint32_t bytes = 0, s = 0, c = 0, run, w[2];
+	unsigned i_run = 0, i_lit = 0;       /* two walks through the runs, each in increasing order */
 	int k, nw;
 	memset(b, 0, sizeof(b));
 	while (c < 0x10000) {
-		for (run = 0; c + run < 0x10000 && upcase(c + run) == c + run; run++)
+		for (run = 0; c + run < 0x10000 && upcase_at(c + run, &i_run) == c + run; run++)
 			;
 		if (run >= 3) {
 			w[0] = 0xffff;
@@ -816,7 +833,7 @@ static uint32_t upcase_table(const struct exfat_vol *v, uint64_t out, uint32_t *
 			nw = 2;
 			c += run;
 		} else {
-			w[0] = upcase(c);
+			w[0] = upcase_at(c, &i_lit);
 			nw = 1;
 			c++;
 		}
@@ -958,8 +975,7 @@ static int format(struct exfat_vol *v, const struct exfat_dev *d, uint64_t bytes
 	v->bitmap_cluster = 2;
 	v->bitmap_bytes = (v->clusters + 7)/8;
 	bm_cl = (v->bitmap_bytes + cluster - 1) >> v->cluster_shift;
-	up_bytes = upcase_table(v, 0, &up_chk);
-	up_cl = (up_bytes + cluster - 1) >> v->cluster_shift;
+	up_cl = (UPCASE_MAX_BYTES + cluster - 1) >> v->cluster_shift;   /* written below, in one pass */
 	root_cl = (EXFAT_ROOT_BYTES + cluster - 1) >> v->cluster_shift;
 	v->root_cluster = 2 + bm_cl + up_cl;
 	if ((uint64_t)bm_cl + up_cl + root_cl + clusters_of(v, first_bytes) + 1 > v->clusters)
@@ -982,7 +998,7 @@ static int format(struct exfat_vol *v, const struct exfat_dev *d, uint64_t bytes
 	/* Bitmap, up-case table, root directory. */
 	zero_bytes(v, bitmap_off(v), (uint64_t)bm_cl << v->cluster_shift);
 	bits_set(v, 2, bm_cl + up_cl + root_cl, 1);
-	upcase_table(v, exfat_cluster_off(v, 2 + bm_cl), &up_chk);
+	up_bytes = upcase_table(v, exfat_cluster_off(v, 2 + bm_cl), &up_chk);
 	root_off = exfat_cluster_off(v, v->root_cluster);
 	zero_bytes(v, root_off, (uint64_t)root_cl << v->cluster_shift);
 	memset(e, 0, 32);
