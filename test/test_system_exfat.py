@@ -92,7 +92,7 @@ def test_a_volume_mkfs_made_is_refused_until_rec_format_fs_exfat_yes(vol):
     assert f"nvme0: {foreign}" in out and result(out, "rec_list")["sets"] == "0"
     out = sim.cmd("rec_start 8192 1")
     assert f"Error: nvme0: {foreign}" in out and "RESULT name=rec_start" not in out
-    out = sim.cmd("nvme_write 0 100 1")
+    out = sim.cmd("nvme_write 100 1")
     assert f"Error: nvme_write would write LBAs 100..100 of nvme0: it holds {foreign}" in out
     out = sim.cmd("rec_format fs=exfat")
     assert ("nvme0 would become drive 0 of a new set of 1: an exFAT volume over the whole namespace (LBAs 0..524287; "
@@ -114,7 +114,8 @@ def test_recordings_as_files_deleted_one_and_the_catalog_agrees(vol, tmp_path):
     r, out = ok(sim, "rec_format fs=exfat label=LITEREC yes", "rec_format")
     assert r["fs"] == "exfat"
     sim.cmd("rec_clock 1764000000")
-    sim.cmd("rec_meta name=first datatype=ri16_le rate=1M freq=2.4G text=three recordings")
+    sim.cmd("rec_meta name=first datatype=ri16_le rate=1M freq=2.4G")
+    sim.cmd("rec_meta text=three recordings")
     ok(sim, "rec_record auto 4 seed=5", "rec_record")
     ok(sim, "rec_record auto 2 seed=6", "rec_record")                   # no name: rec-2
     sim.cmd("rec_meta name=third")
@@ -153,7 +154,6 @@ def test_recordings_as_files_deleted_one_and_the_catalog_agrees(vol, tmp_path):
     assert 1764000000 <= st.st_mtime < 1764000000 + 60
     # A new recording reuses the clusters recording 2 freed (the first free run on a chunk).
     r, out = ok(sim, "rec_record auto 2 seed=8", "rec_record")
-    lba2 = [l for l in lst if "id=1 " in l][0]
     assert int(r["lba"]) < int(result(sim.cmd("rec_show 3"), "rec_show")["lba"]), out
 
 @pytest.mark.xdist_group("exfat-kill")
