@@ -18,7 +18,9 @@ import subprocess
 
 import pytest
 
-from conftest import result, get_build, build_dir, ROOT
+from conftest import result, get_build, build_dir, ROOT, ssd_ctl, literec
+from catalog_images import stream
+from literecorder.host import drives as drv
 from exfat_tools import fsck, mounted, root_entries, geometry
 from patterns import pattern_bytes
 from test_system_catalog import new_session, ns, ok
@@ -152,9 +154,78 @@ def test_recordings_as_files_deleted_one_and_the_catalog_agrees(vol, tmp_path):
     assert m1["captures"][0]["core:datetime"].startswith("2025-11-24T16:00:00")
     assert m3["global"]["core:datatype"] == "ru8" and m3["global"]["literec:recording_id"] == 3
     assert 1764000000 <= st.st_mtime < 1764000000 + 60
+    assert "RESULT name=fsck recordings=2 drives=1 problems=0 agree=1" in literec("fsck", img).stdout
+    # fs= on a drive with recordings: without yes it only says what it would erase.
+    before = open(img, "rb").read(4*MiB)
+    out = sim.cmd("rec_format fs=exfat")
+    assert "the 2 recording(s) listed now would no longer be listed" in out and "To format: rec_format fs=exfat yes" in out
+    assert open(img, "rb").read(4*MiB) == before
+    # A full volume: no run of free clusters that large.
+    out = sim.cmd("rec_record auto 250")
+    assert "Error: nvme0: no 262144000 free bytes in a row on the exFAT volume from LBA " in out, out
+    assert "RESULT name=rec_record" not in out
     # A new recording reuses the clusters recording 2 freed (the first free run on a chunk).
     r, out = ok(sim, "rec_record auto 2 seed=8", "rec_record")
     assert int(r["lba"]) < int(result(sim.cmd("rec_show 3"), "rec_show")["lba"]), out
+
+def test_drop_log_and_ring_in_the_files_and_their_meta(vol, tmp_path):
+    sim, img = vol, ns(vol)
+    ok(sim, "rec_format fs=exfat yes", "rec_format")
+    # Until-stop, drop policy (test_system_catalog's recipe): a 1000 MB/s source that cannot wait, a drive
+    # held to 500 MB/s. The file holds what was recorded; its meta places every logged drop.
+    rate, buf = (ssd_ctl(sim, f"get {k}").split("=")[1] for k in ("write_rate", "write_buf"))
+    ssd_ctl(sim, "set write_rate=500000000 write_buf=4096")
+    sim.cmd("rec_set rate=1000 strict=1 policy=drop buffer=1")
+    sim.cmd("rec_meta name=drops")
+    try:
+        ok(sim, "rec_start auto until-stop=2 seed=42", "rec_start")
+        out = sim.cmd("rec_wait", timeout=600)
+    finally:
+        sim.cmd("rec_set clear")
+        ssd_ctl(sim, f"set write_rate={rate} write_buf={buf}")
+    c = result(out, "catalog_rec")
+    assert (c["state"], c["bytes"]) == ("complete", str(2*MiB)) and int(c["dropped"]) > 0, out
+    d = drv.assemble([img])
+    d.load_catalog()
+    e = d.recordings()[0]
+    d.drive(0).close()
+    assert 0 < len(e.drops) == e.drops_total <= 207
+    kept, pos, before = [], 0, 0
+    for x in e.drops:                             # the input stream without the dropped bytes
+        kept.append(stream(42, x.data_offset - pos, pos + before))
+        pos, before = x.data_offset, before + x.nbytes
+    kept.append(stream(42, 2*MiB - pos, pos + before))
+    # Ring of 2 MiB that wraps, then the trigger, 1 MiB after it.
+    sim.cmd("rec_set rate=2000")
+    sim.cmd("rec_meta name=ring")
+    try:
+        ok(sim, "rec_start auto ring=2 post=1 seed=43", "rec_start")
+        assert result(sim.cmd("rec_wait 3"), "rec_wait")["done"] == "0"
+        sim.cmd("rec_trigger")
+        out = sim.cmd("rec_wait", timeout=600)
+    finally:
+        sim.cmd("rec_set clear")
+    r = [x for x in json.loads(literec("list", img, "--json").stdout)["recordings"] if x["id"] == 2][0]
+    total, oldest, trig = r["bytes_recorded"], r["oldest"], r["trigger"]
+    assert r["mode"] == "ring" and oldest > 0 and total == trig + MiB, r
+    rc, fout = fsck(img)
+    assert rc == 0 and "files 5" in fout, fout
+    assert "agree=1" in literec("fsck", img).stdout
+    with mounted(img) as mnt:
+        assert open(os.path.join(mnt, "drops.sigmf-data"), "rb").read() == b"".join(kept)
+        m = sigmf_valid(os.path.join(mnt, "drops.sigmf-meta"))
+        ring = open(os.path.join(mnt, "ring.sigmf-data"), "rb").read()
+        mr = sigmf_valid(os.path.join(mnt, "ring.sigmf-meta"))
+    assert m["global"]["literec:drop_events"] == len(e.drops) and m["global"]["literec:gaps"] == "skip"
+    assert [(a["core:sample_start"], a["core:label"], a["core:comment"]) for a in m["annotations"]] == [
+        (x.data_offset, "drop", f"{x.nbytes} bytes dropped by the recorder before data offset {x.data_offset} "
+            "(not in the file)") for x in e.drops]
+    g = mr["global"]
+    assert (g["literec:ring_bytes"], g["literec:oldest_offset"]) == (2*MiB, oldest % (2*MiB))
+    assert len(ring) == 2*MiB
+    k = g["literec:oldest_offset"]
+    assert (ring[k:] + ring[:k])[:total - oldest] == stream(43, total - oldest, oldest)
+    assert [(a["core:sample_start"], a["core:label"]) for a in mr["annotations"]] == [(trig - oldest, "trigger")]
 
 @pytest.mark.xdist_group("exfat-kill")
 def test_power_loss_leaves_a_clean_volume_and_rec_close_cuts_the_file(request, tmp_path):
@@ -172,6 +243,7 @@ def test_power_loss_leaves_a_clean_volume_and_rec_close_cuts_the_file(request, t
         sim.close()                                  # SIGKILL: the power loss
     rc, out = fsck(img)
     assert rc == 0, out
+    assert "agree=1" in literec("fsck", img).stdout
     with mounted(img) as mnt:
         assert os.path.getsize(os.path.join(mnt, "cut.sigmf-data")) == 64*MiB     # the reservation
         assert not os.path.exists(os.path.join(mnt, "cut.sigmf-meta"))
@@ -186,6 +258,7 @@ def test_power_loss_leaves_a_clean_volume_and_rec_close_cuts_the_file(request, t
         sim.close()
     rc, out = fsck(img)
     assert rc == 0 and "files 3" in out, out
+    assert "agree=1" in literec("fsck", img).stdout
     with mounted(img) as mnt:
         d = open(os.path.join(mnt, "cut.sigmf-data"), "rb").read()
         assert len(d) == n and d == pattern_bytes(1, n)
