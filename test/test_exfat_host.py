@@ -196,6 +196,17 @@ def test_delete_frees_the_clusters_and_the_entries_are_reused(tool, tmp_path):
     rc, out = fsck(img)
     assert rc == 0 and "files 2" in out, out
 
+def test_used_clusters_in_a_range_for_the_guard(tool, tmp_path):
+    img = image(tmp_path / "v.img", 64*MiB)
+    g = tool(img, "format", 64*MiB, 512, 0, "", "literec.catalog", MiB)
+    off = 8*MiB
+    tool(img, "create", "f", off, 100_000, T0)                  # 4 clusters of 32 KiB
+    assert tool(img, "used", 0, MiB) == {"used": "0", "at": "0"}            # before the heap: not clusters
+    assert tool(img, "used", off - 32768, 32768) == {"used": "0", "at": "0"}
+    assert tool(img, "used", off - 512, 1024) == {"used": "1", "at": str(off)}
+    assert tool(img, "used", off + 4*32768, MiB) == {"used": "0", "at": "0"}
+    assert tool(img, "used", 2*MiB, 512)["used"] == "1"                       # the bitmap's cluster
+
 def test_a_full_volume_and_lengths_beyond_the_allocation_are_refused(tool, tmp_path):
     img = image(tmp_path / "v.img", 64*MiB)
     tool(img, "format", 64*MiB, 512, 0, "", "literec.catalog", MiB)

@@ -263,3 +263,41 @@ def test_power_loss_leaves_a_clean_volume_and_rec_close_cuts_the_file(request, t
         d = open(os.path.join(mnt, "cut.sigmf-data"), "rb").read()
         assert len(d) == n and d == pattern_bytes(1, n)
         sigmf_valid(os.path.join(mnt, "cut.sigmf-meta"))
+
+# Two drives striped ---------------------------------------------------------------------------------------
+
+@pytest.mark.xdist_group("exfat-2")
+def test_two_drives_striped_parts_joined_by_literec(request, tmp_path):
+    sim = new_session(request, 2, ["--ssd-profile", "ideal", "--ns-size", "256MiB"], "exfat2", tmp_path)
+    try:
+        for p in (0, 1):
+            assert result(sim.cmd(f"nvme_init {p}"), "nvme_init")["ok"] == "1"
+        r, _ = ok(sim, "rec_format fs=exfat label=STRIPE yes", "rec_format")
+        assert (r["drives"], r["fs"]) == ("2", "exfat")
+        sim.cmd("rec_meta name=both datatype=ci16_le rate=100M")
+        r, out = ok(sim, "rec_record auto 8 ports=all seed=31", "rec_record")
+        assert result(out, "catalog_rec")["bytes"] == str(8*MiB)
+        ok(sim, "rec_record auto 2 ports=1 seed=32", "rec_record")       # on the second drive only
+        a, b = ns(sim, 0), ns(sim, 1)
+    finally:
+        sim.close()
+    for img in (a, b):
+        rc, out = fsck(img)
+        assert rc == 0, out
+    assert names(a) == ["literec.catalog", "both.part1of2", "both.sigmf-meta"]
+    assert names(b) == ["literec.catalog", "both.part2of2", "both.sigmf-meta", "rec-2.sigmf-data", "rec-2.sigmf-meta"]
+    chunk, parts, metas = 128*1024, [], []
+    for img, k in ((a, 1), (b, 2)):
+        with mounted(img) as mnt:
+            parts.append(open(os.path.join(mnt, f"both.part{k}of2"), "rb").read())
+            metas.append(sigmf_valid(os.path.join(mnt, "both.sigmf-meta")))
+            if k == 2:
+                assert open(os.path.join(mnt, "rec-2.sigmf-data"), "rb").read() == stream(32, 2*MiB)
+    assert [len(p) for p in parts] == [4*MiB, 4*MiB]
+    joined = b"".join(parts[i % 2][(i//2)*chunk:(i//2 + 1)*chunk] for i in range(8*MiB//chunk))
+    assert joined == stream(31, 8*MiB)
+    assert [(m["global"]["literec:part"], m["global"]["literec:parts"], m["global"]["literec:chunk_bytes"])
+        for m in metas] == [(1, 2, chunk), (2, 2, chunk)]
+    literec("extract", a, b, "--id", 1, "-o", str(tmp_path / "both"), "--no-progress")
+    assert open(tmp_path / "both", "rb").read() == stream(31, 8*MiB)
+    assert "RESULT name=fsck recordings=2 drives=2 problems=0 agree=1" in literec("fsck", a, b).stdout

@@ -11,6 +11,7 @@
 //   exfat_tool IMG find NAME
 //   exfat_tool IMG delete NAME
 //   exfat_tool IMG write NAME HOSTFILE FROM UNIX_US
+//   exfat_tool IMG used OFF BYTES                 a used cluster in these bytes (the guard)
 //   exfat_tool IMG freeclusters
 //   exfat_tool - name NAME                       the name check
 //
@@ -106,6 +107,12 @@ int main(int argc, char **argv)
 		if ((r = exfat_find_free(&v, strtoull(argv[5], 0, 0), strtoull(argv[3], 0, 0), strtoull(argv[4], 0, 0), &off)))
 			return fail(r);
 		printf("ok off=%llu\n", (unsigned long long)off);
+		return 0;
+	}
+	if (!strcmp(argv[2], "used") && argc == 5) {
+		if ((r = exfat_used_in(&v, strtoull(argv[3], 0, 0), strtoull(argv[4], 0, 0), &off)) < 0)
+			return fail(r);
+		printf("ok used=%d at=%llu\n", r, r ? (unsigned long long)off : 0ULL);
 		return 0;
 	}
 	if (!strcmp(argv[2], "freeclusters")) {
