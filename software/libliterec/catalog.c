@@ -1574,8 +1574,19 @@ int catalog_guard(const char *cmd, uint32_t mask, uint64_t lba, uint64_t blocks,
 			for (i = 0; i < n; i++)
 				if (!memcmp(sets[i].id, ports[p].set, 16) && scan_slots(&sets[i], guard_visit, &g, &si) < 0)
 					return -1;
-		if (!hit_area && !g.n)
+		if (!hit_area && !g.n) {
+			uint64_t at = lba;
+			/* exFAT: the clusters of files that are no recordings (.sigmf-meta, a PC's files). */
+			if (catalog_fs_on(p) && catalog_fs_used(p, lba, blocks, &at)) {
+				printf("Error: %s would write LBAs %llu..%llu of nvme%d: files of its exFAT volume (from LBA %llu: "
+					".sigmf-meta files, or files a PC wrote) would be damaged; nothing was written (force=1 writes "
+					"anyway)\n", cmd, (unsigned long long)lba, (unsigned long long)(lba + blocks - 1), p,
+					(unsigned long long)at);
+				printf("RESULT name=catalog_guard cmd=%s port=%d refused=1 catalog=0 recordings=0 files=1\n", cmd, p);
+				return -1;
+			}
 			continue;
+		}
 		printf("Error: %s would write LBAs %llu..%llu of nvme%d: ", cmd, (unsigned long long)lba,
 			(unsigned long long)(lba + blocks - 1), p);
 		if (hit_area)

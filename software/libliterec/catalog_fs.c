@@ -268,6 +268,19 @@ int catalog_fs_place(uint32_t mask, const uint64_t *blocks, uint32_t chunk, uint
 	return 0;
 }
 
+int catalog_fs_used(int port, uint64_t lba, uint64_t blocks, uint64_t *at)
+{
+	uint32_t sh = nvme_ctrls[port].lba_shift;
+	uint64_t off;
+	int r;
+	if (!on[port])
+		return 0;
+	r = exfat_used_in(&vols[port], lba << sh, blocks << sh, &off);
+	if (r > 0)
+		*at = off >> sh;
+	return r < 0 ? 1 : r;
+}
+
 /* Recordings -------------------------------------------------------------------------------------------- */
 
 static struct {

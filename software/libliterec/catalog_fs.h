@@ -25,6 +25,9 @@ void catalog_fs_off(int port);
 int  catalog_fs_format(int port, const char *label, uint64_t *base);
 /* First LBA after the volume's cluster heap (recordings end before it). */
 uint64_t catalog_fs_end_lba(int port);
+/* The guard: 1 when the LBAs hold clusters of the volume's files (*at: the first one's LBA; on an
+ * error too, *at untouched), 0 when they are free. */
+int  catalog_fs_used(int port, uint64_t lba, uint64_t blocks, uint64_t *at);
 /* The first LBA >= from, on a chunk, where every port of mask has `blocks[port]` free LBAs in a row:
  * 0, or -1 (printed: the volume is full). */
 int  catalog_fs_place(uint32_t mask, const uint64_t *blocks, uint32_t chunk, uint64_t from, uint64_t *lba);

@@ -460,6 +460,22 @@ int exfat_find_free(struct exfat_vol *v, uint64_t from, uint64_t bytes, uint64_t
 	return done(v, EXFAT_ENOSPC);
 }
 
+int exfat_used_in(struct exfat_vol *v, uint64_t off, uint64_t bytes, uint64_t *at)
+{
+	uint64_t heap = (uint64_t)v->heap_offset << v->sector_shift, end = off + bytes;
+	uint32_t c, last;
+	if (!bytes || end <= heap)
+		return done(v, 0);
+	c = off < heap ? 2 : exfat_off_cluster(v, off);
+	last = exfat_off_cluster(v, end - 1);
+	for (; c <= last && c < v->clusters + 2; c++)
+		if (bit_used(v, c)) {
+			*at = exfat_cluster_off(v, c);
+			return done(v, 1);
+		}
+	return done(v, 0);
+}
+
 int exfat_free_clusters(struct exfat_vol *v, uint64_t *n)
 {
 	uint32_t c;
