@@ -247,11 +247,17 @@ def test_power_loss_leaves_a_clean_volume_and_rec_close_cuts_the_file(request, t
     with mounted(img) as mnt:
         assert os.path.getsize(os.path.join(mnt, "cut.sigmf-data")) == 64*MiB     # the reservation
         assert not os.path.exists(os.path.join(mnt, "cut.sigmf-meta"))
+    from literecorder.host import exfat
+    d = drv.Drive(img)
+    f = exfat.Volume(d.read).find("cut.sigmf-data")
+    d.close()
     sim = new_session(request, 1, ssd, "exfat-cut2", tmp_path)
     try:
         out = sim.cmd("nvme_init")
         n = int(result(out, "catalog_interrupted")["bytes"])
         assert 0 < n < 64*MiB
+        # ValidDataLength follows the checkpoints (written right after the catalog entry).
+        assert (f.length, f.flags) == (64*MiB, 3) and 0 < f.valid <= n and f.valid % (128*1024) == 0, (f, n)
         out = sim.cmd("rec_close 1")
         assert result(out, "rec_close")["ok"] == "1", out
     finally:
