@@ -104,3 +104,11 @@ def test_a_volume_mkfs_made_is_no_catalog(tmp_path, capsys):
     assert rc == 2
     assert (f"{img}: an exFAT volume the recorder did not make (no contiguous literec.catalog file): no LiteRecorder "
         "catalog") in err
+
+def test_header_flags_and_catalog_lba_are_the_documented_bytes():
+    h = header(b"Y"*16, 2, 1)
+    h.flags, h.catalog_lba = cat.FLAG_EXFAT, 4480
+    b = cat.pack_header(h)
+    assert b[0x0C:0x10] == b"\x01\x00\x00\x00" and b[0x98:0xA0] == (4480).to_bytes(8, "little")
+    g = cat.parse_header(b)
+    assert (g.exfat, g.catalog_lba, g.data_start_lba) == (True, 4480, 4480 + 2048)
