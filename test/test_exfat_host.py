@@ -206,6 +206,11 @@ def test_used_clusters_in_a_range_for_the_guard(tool, tmp_path):
     assert tool(img, "used", off - 512, 1024) == {"used": "1", "at": str(off)}
     assert tool(img, "used", off + 4*32768, MiB) == {"used": "0", "at": "0"}
     assert tool(img, "used", 2*MiB, 512)["used"] == "1"                       # the bitmap's cluster
+    assert tool(img, "used", off - 16*32768, 64*32768) == {"used": "1", "at": str(off)}     # whole bitmap bytes
+    odd = off + 40*32768 + 3*32768                                              # not on a bitmap byte
+    tool(img, "create", "g", odd, 1, T0)
+    assert tool(img, "used", off + 8*32768, 64*32768) == {"used": "1", "at": str(odd)}
+    assert tool(img, "create", "h", odd - 32768, 2*32768, T0, rc=1).startswith("error -7 ")
 
 def test_a_full_volume_and_lengths_beyond_the_allocation_are_refused(tool, tmp_path):
     img = image(tmp_path / "v.img", 64*MiB)

@@ -404,18 +404,64 @@ static int bit_used(const struct exfat_vol *v, uint32_t c)
 	return p ? (*p >> ((c - 2) & 7)) & 1 : 1;
 }
 
+/* Bytes of the bitmap from cluster c's byte to the end of its piece. */
+static uint32_t piece_room(const struct exfat_vol *v, uint32_t c)
+{
+	return EXFAT_PIECE - ((bitmap_off(v) + (c - 2)/8) & (EXFAT_PIECE - 1));
+}
+
+/* Marks n clusters from c used (val 1) or free (val 0): whole bytes at a time where it can (a
+ * reservation of terabytes is millions of clusters). */
 static void bits_set(const struct exfat_vol *v, uint32_t c, uint64_t n, int val)
 {
-	for (; n; c++, n--) {
+	while (n) {
 		uint8_t *p = at(v, bitmap_off(v) + (c - 2)/8);
 		if (!p)
 			return;
+		pc_dirty = 1;
+		if (((c - 2) & 7) == 0 && n >= 8) {
+			uint64_t bytes = n/8 < piece_room(v, c) ? n/8 : piece_room(v, c);
+			memset(p, val ? 0xff : 0, bytes);
+			c += 8*bytes;
+			n -= 8*bytes;
+			continue;
+		}
 		if (val)
 			*p |= 1 << ((c - 2) & 7);
 		else
 			*p &= ~(1 << ((c - 2) & 7));
-		pc_dirty = 1;
+		c++;
+		n--;
 	}
+}
+
+/* The first cluster marked used among n from c, or 0 (none; or an I/O error: io_err). */
+static uint32_t bits_first_used(const struct exfat_vol *v, uint32_t c, uint64_t n)
+{
+	while (n) {
+		uint8_t *p = at(v, bitmap_off(v) + (c - 2)/8);
+		if (!p)
+			return 0;
+		if (((c - 2) & 7) == 0 && n >= 8) {
+			uint64_t bytes = n/8 < piece_room(v, c) ? n/8 : piece_room(v, c), k;
+			for (k = 0; k < bytes && !p[k]; k++)
+				;
+			if (k < bytes) {
+				c += 8*k;
+				while (!bit_used(v, c))
+					c++;
+				return c;
+			}
+			c += 8*bytes;
+			n -= 8*bytes;
+			continue;
+		}
+		if ((*p >> ((c - 2) & 7)) & 1)
+			return c;
+		c++;
+		n--;
+	}
+	return 0;
 }
 
 int exfat_find_free(struct exfat_vol *v, uint64_t from, uint64_t bytes, uint64_t align, uint64_t *off)
@@ -467,13 +513,15 @@ int exfat_used_in(struct exfat_vol *v, uint64_t off, uint64_t bytes, uint64_t *a
 	if (!bytes || end <= heap)
 		return done(v, 0);
 	c = off < heap ? 2 : exfat_off_cluster(v, off);
+	if (c - 2 >= v->clusters)
+		return done(v, 0);
 	last = exfat_off_cluster(v, end - 1);
-	for (; c <= last && c < v->clusters + 2; c++)
-		if (bit_used(v, c)) {
-			*at = exfat_cluster_off(v, c);
-			return done(v, 1);
-		}
-	return done(v, 0);
+	if (last - 2 >= v->clusters)
+		last = v->clusters + 1;
+	c = bits_first_used(v, c, last - c + 1);
+	if (c)
+		*at = exfat_cluster_off(v, c);
+	return done(v, c ? 1 : 0);
 }
 
 int exfat_free_clusters(struct exfat_vol *v, uint64_t *n)
@@ -672,7 +720,7 @@ static int create(struct exfat_vol *v, const char *name, uint64_t off, uint64_t 
 {
 	uint16_t u[EXFAT_NAME_LIMIT];
 	uint8_t set[32*MAX_SET];
-	uint64_t need, k;
+	uint64_t need;
 	uint32_t first = 0;
 	struct dpos d;
 	const char *why;
@@ -688,9 +736,8 @@ static int create(struct exfat_vol *v, const char *name, uint64_t off, uint64_t 
 		first = exfat_off_cluster(v, off);
 		if (!cluster_ok(v, first) || need > v->clusters - (first - 2))
 			return EXFAT_ENOSPC;
-		for (k = 0; k < need; k++)
-			if (bit_used(v, first + k))
-				return EXFAT_ENOSPC;
+		if (bits_first_used(v, first, need) || io_err)
+			return io_err ? EXFAT_EIO : EXFAT_ENOSPC;
 	}
 	entries = build_set(set, u, n, attr, FLAG_ALLOC | (need ? FLAG_NOFATCHAIN : 0), first, reserve, 0, unix_us);
 	if ((r = dir_slots(v, entries, &d)) < 0)
@@ -1005,6 +1052,8 @@ static int format(struct exfat_vol *v, const struct exfat_dev *d, uint64_t bytes
 	zero_bytes(v, (uint64_t)v->fat_offset << v->sector_shift,
 		((fat_entry_off(v, v->root_cluster + root_cl) + EXFAT_PIECE) & ~(uint64_t)(EXFAT_PIECE - 1)) -
 		((uint64_t)v->fat_offset << v->sector_shift));
+	if (!at(v, fat_entry_off(v, 0)))
+		return EXFAT_EIO;
 	put32(at(v, fat_entry_off(v, 0)), 0xfffffff8u);
 	put32(at(v, fat_entry_off(v, 1)), 0xffffffffu);
 	pc_dirty = 1;
