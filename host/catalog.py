@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 # Constants ----------------------------------------------------------------------------------------
 
 VERSION           = 1
+FLAG_EXFAT        = 1               # header flags: the catalog is the first file of an exFAT volume
 BLOCK             = 4096
 AREA_BYTES        = 1 << 20
 ENTRY_FIRST_BLOCK = 16
@@ -113,6 +114,12 @@ class DriveHeader:
     model:          str = ""
     serial:         str = ""
     members:        list = field(default_factory=list)
+    flags:          int = 0
+    catalog_lba:    int = 0          # flags & FLAG_EXFAT: first LBA of the catalog file in the exFAT volume
+
+    @property
+    def exfat(self):
+        return bool(self.flags & FLAG_EXFAT)
 
     @property
     def set_hex(self):
@@ -127,14 +134,15 @@ class DriveHeader:
 
     @property
     def data_start_lba(self):
-        return self.area_bytes//self.lba_size
+        return self.catalog_lba + self.area_bytes//self.lba_size
 
 def pack_header(h):
     if not (1 <= h.set_size <= MAX_DRIVES) or not (0 <= h.position < h.set_size):
         raise ValueError(f"set_size {h.set_size} / position {h.position}: 1-8 drives, position below the size")
     buf = bytearray(BLOCK)
     buf[0:8] = HEADER_MAGIC
-    struct.pack_into("<HHI", buf, 8, VERSION, BLOCK, 0)
+    struct.pack_into("<HHI", buf, 8, VERSION, BLOCK, h.flags)
+    struct.pack_into("<Q", buf, 0x98, h.catalog_lba)
     buf[0x10:0x20] = h.set_id
     struct.pack_into("<BBH", buf, 0x20, h.set_size, h.position, 0)
     struct.pack_into("<IQQII", buf, 0x24, h.lba_size, h.nsze, h.area_bytes, BLOCK, h.entry_slots)
@@ -153,6 +161,8 @@ def parse_header(block, what="drive header"):
     h.set_size, h.position = struct.unpack_from("<BB", block, 0x20)
     h.lba_size, h.nsze, h.area_bytes, block_bytes, h.entry_slots = struct.unpack_from("<IQQII", block, 0x24)
     h.entry_first_block, h.sys_clk_hz, h.format_cycles, h.format_unix_us = struct.unpack_from("<IIQQ", block, 0x40)
+    h.flags, = struct.unpack_from("<I", block, 0x0C)
+    h.catalog_lba, = struct.unpack_from("<Q", block, 0x98)
     h.model  = _str(block[0x58:0x80])
     h.serial = _str(block[0x80:0x94])
     if not (1 <= h.set_size <= MAX_DRIVES) or h.position >= h.set_size:

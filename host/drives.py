@@ -11,6 +11,7 @@ import os
 import stat
 
 from literecorder.host import catalog as cat
+from literecorder.host import exfat
 
 class SetError(Exception):
     """The drives given are not usable together (missing, extra, swapped, mixed, no catalog)."""
@@ -37,6 +38,8 @@ class Drive:
         self.header = None
         self.header_warnings = []
         self.header_error = None
+        self.base = 0               # byte offset of the catalog: its file's in an exFAT volume
+        self.volume = None          # the exFAT volume (host/exfat.py), when the drive holds one
 
     def close(self):
         if self.fd is not None:
@@ -63,12 +66,19 @@ class Drive:
         os.pwrite(self.fd, data, offset)
 
     def read_block(self, index):
-        return self.read(index*cat.BLOCK, cat.BLOCK)
+        return self.read(self.base + index*cat.BLOCK, cat.BLOCK)
 
     def load_header(self):
         """Reads the drive header (copy A, else copy B). Sets ``header`` or ``header_error``
         (the exception saying why there is no usable header)."""
         errors = []
+        first = self.read(0, 4096) if self.size >= 4096 else b""
+        if first[:8] != cat.HEADER_MAGIC and exfat.is_exfat(first):
+            try:
+                self.base, self.volume = exfat.catalog_offset(self.read, self.path)
+            except exfat.ExfatError as e:
+                self.header_error = cat.NoCatalog(str(e) + ": no LiteRecorder catalog")
+                return None
         for copy in (0, 1):
             try:
                 self.header = cat.parse_header(self.read_block(cat.header_block(copy)),
@@ -88,6 +98,10 @@ class Drive:
                     + "; ".join(str(e).split(": ", 1)[-1] for e in bad))
         elif errors:
             self.header_warnings.append(f"{errors[0]} (copy B used)")
+        if self.header is not None and self.base and (not self.header.exfat or
+                self.header.catalog_lba*self.header.lba_size != self.base):
+            self.header_warnings.append(f"{self.path}: the catalog file is at byte {self.base}, its header says "
+                f"LBA {self.header.catalog_lba} (flags {self.header.flags:#x})")
         if self.header is not None and not self.is_device:
             drive_bytes = self.header.nsze*self.header.lba_size
             if self.size < drive_bytes:

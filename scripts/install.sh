@@ -12,9 +12,10 @@ VENV=${1:-$ROOT/.venv}
 # Debian packages -----------------------------------------------------------------------------------
 # Required: Verilator simulation (liblz4-dev: the FST writer of --trace builds), RISC-V BIOS build,
 # LiteX sim modules, QEMU NVMe interop, Yosys, tclsh (runs the boards' Vivado scripts against a
-# model of the Vivado commands, test/test_board_tcl.py).
+# model of the Vivado commands, test/test_board_tcl.py), exfatprogs and exfat-fuse (fsck.exfat, mkfs.exfat and a
+# real exFAT driver check the volumes of rec_format fs=exfat: test/test_exfat_host.py, test_system_exfat.py).
 DEB_PKGS="verilator libevent-dev libjson-c-dev zlib1g-dev liblz4-dev g++ make perl gcc-riscv64-unknown-elf
-meson ninja-build ccache yosys qemu-system-x86 python3-venv tcl"
+meson ninja-build ccache yosys qemu-system-x86 python3-venv tcl exfatprogs exfat-fuse"
 missing=""
 for p in $DEB_PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -185,12 +185,14 @@ class LiteRecorderSoC(SoCCore):
         self.ring_slots = ring_slots
 
         # SoCCore ----------------------------------------------------------------------------------
-        # The BIOS command library needs: a 192 KiB ROM (the catalog took it past 128 KiB; LiteX
-        # shrinks a board's ROM to the BIOS), 16 KiB of SRAM, the 64-bit uptime counter (every time
-        # it measures), main RAM in LiteDRAM (its buffers are the SSDs' DMA windows).
+        # The BIOS command library needs: a 256 KiB ROM (the catalog took it past 128 KiB, the exFAT
+        # volumes past 192 KiB; LiteX shrinks a board's ROM to the BIOS), 32 KiB of SRAM (data, bss
+        # and stack: with the exFAT code, 16 KiB left a 3.6 KiB stack, which overflowed into the
+        # bss), the 64-bit uptime counter (every time it measures), main RAM in LiteDRAM (its
+        # buffers are the SSDs' DMA windows).
         kwargs.setdefault("cpu_type", "vexriscv")
-        kwargs["integrated_rom_size"]      = max(kwargs.get("integrated_rom_size")  or 0, 0x30000)
-        kwargs["integrated_sram_size"]     = max(kwargs.get("integrated_sram_size") or 0, 0x4000)
+        kwargs["integrated_rom_size"]      = max(kwargs.get("integrated_rom_size")  or 0, 0x40000)
+        kwargs["integrated_sram_size"]     = max(kwargs.get("integrated_sram_size") or 0, 0x8000)
         kwargs["timer_uptime"]             = True
         kwargs["integrated_main_ram_size"] = 0
         l2_size = kwargs.pop("l2_size", 8192)

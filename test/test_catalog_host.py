@@ -411,7 +411,7 @@ def test_sigmf_needs_whole_samples_and_leaves_no_file_behind(tmp_path, capsys, n
 
 def test_subcommand_registry_and_console_script():
     cmds = commands()
-    assert list(cmds) == ["bench", "extract", "info", "list", "verify"]
+    assert list(cmds) == ["bench", "extract", "fsck", "info", "list", "verify"]
     for mod in cmds.values():
         assert callable(mod.add_arguments) and callable(mod.run) and mod.HELP
     exe = os.path.join(os.path.dirname(sys.executable), "literec")

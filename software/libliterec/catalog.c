@@ -17,6 +17,7 @@
 #include "pcie.h"
 #include "nvme.h"
 #include "catalog.h"
+#include "catalog_fs.h"
 #include "record.h"
 
 uint32_t catalog_checkpoint_ms = 100;
@@ -88,7 +89,11 @@ uint64_t catalog_unix_us(void)
 #define H_UNIX       0x050
 #define H_MODEL      0x058
 #define H_SERIAL     0x080
+#define H_FLAGS      0x00c
+#define H_FS_LBA     0x098
 #define H_MEMBERS    0x0a0
+
+#define H_FLAG_EXFAT 1           /* flags: the catalog is the first file of an exFAT volume */
 
 /* Entry */
 #define E_VERSION    0x008
@@ -221,6 +226,35 @@ static uint32_t per_block(int port)
 	return CATALOG_BLOCK >> nvme_ctrls[port].lba_shift;
 }
 
+/* First LBA of the catalog: 0 on a raw drive, its file's first LBA in an exFAT volume. */
+static uint64_t cat_base[NPORTS];
+
+static uint64_t block_lba(int port, int block)
+{
+	return cat_base[port] + (uint64_t)block*per_block(port);
+}
+
+/* First LBA after the catalog area (raw), or after the volume's structures and catalog file (exFAT). */
+static uint64_t area_end(int port)
+{
+	return cat_base[port] + CATALOG_AREA_BYTES/nvme_ctrls[port].lba_size;
+}
+
+/* The highest area_end of the ports of mask; *fs: they hold exFAT volumes. */
+static uint64_t mask_area_end(uint32_t mask, int *fs)
+{
+	uint64_t a = 0;
+	int p;
+	*fs = 0;
+	for (p = 0; p < NPORTS; p++)
+		if (mask & (1u << p)) {
+			if (area_end(p) > a)
+				a = area_end(p);
+			*fs |= catalog_fs_on(p);
+		}
+	return a;
+}
+
 static int quiet;          /* catalog_report_interrupted: no I/O error messages */
 
 static void io_error(int port, const char *what, int r)
@@ -231,7 +265,7 @@ static void io_error(int port, const char *what, int r)
 
 static int read_blocks(int port, int block, int n)
 {
-	int r = nvme_cpu_io(port, NVME_OP_READ, (uint64_t)block*per_block(port), n*per_block(port), 0);
+	int r = nvme_cpu_io(port, NVME_OP_READ, block_lba(port, block), n*per_block(port), 0);
 	if (r)
 		io_error(port, "read", r);
 	return r;
@@ -245,7 +279,7 @@ static int write_all(uint32_t *ports, int block)
 	for (p = 0; p < NPORTS; p++)
 		if (*ports & (1u << p)) {
 			vcopy_out(nvme_cpu_buf(p));
-			if ((r = nvme_cpu_submit(p, NVME_OP_WRITE, (uint64_t)block*per_block(p), per_block(p), 1))) {
+			if ((r = nvme_cpu_submit(p, NVME_OP_WRITE, block_lba(p, block), per_block(p), 1))) {
 				io_error(p, "write", r);
 				*ports &= ~(1u << p);
 				err = -1;
@@ -307,7 +341,7 @@ static int write_entry(uint32_t mask)
  * its entry while act is set). */
 static struct catalog_set act_set;
 static uint32_t act_id;
-static int      act, act_phase, act_errors, act_failed;
+static int      act, act_phase, act_errors, act_failed, act_fs;
 
 struct cat_port {
 	int      st;
@@ -337,9 +371,26 @@ int catalog_probe(int port)
 		return cp->st = CATALOG_PORT_NOQ;
 	if (c->lba_size > CATALOG_BLOCK)
 		return cp->st = CATALOG_PORT_GEOMETRY;
+	cat_base[port] = 0;
+	catalog_fs_off(port);
 	if ((r = nvme_cpu_io(port, NVME_OP_READ, 0, 2*per_block(port), 0))) {
 		io_error(port, "header read", r);
 		return cp->st = CATALOG_PORT_IOERR;
+	}
+	/* An exFAT boot sector ("EXFAT   " at byte 3): the catalog is the volume's first file, if the
+	 * recorder made the volume. */
+	if (vmatch(b, 0, "\xeb\x76\x90\x45", 4) && vmatch(b, 4, "XFAT", 4) && v16(b, 8) == 0x2020 && v8(b, 10) == ' ') {
+		uint64_t base;
+		r = catalog_fs_probe(port, &base);
+		if (r == -2)
+			return cp->st = CATALOG_PORT_IOERR;
+		if (r < 0)
+			return cp->st = CATALOG_PORT_FOREIGN;
+		cat_base[port] = base;
+		if ((r = nvme_cpu_io(port, NVME_OP_READ, base, 2*per_block(port), 0))) {
+			io_error(port, "header read", r);
+			return cp->st = CATALOG_PORT_IOERR;
+		}
 	}
 	cp->st = CATALOG_PORT_NONE;
 	for (copy = 0; copy < 2; copy++) {
@@ -395,6 +446,8 @@ const char *catalog_port_str(int port)
 		return buf;
 	case CATALOG_PORT_NOQ:      return "no CPU I/O queue (the controller granted one I/O queue pair): no catalog I/O";
 	case CATALOG_PORT_IOERR:    return "catalog header could not be read";
+	case CATALOG_PORT_FOREIGN:  return "an exFAT volume the recorder did not make (no literec.catalog file in it): the BIOS "
+		"does not write it; rec_format fs=exfat yes replaces it with the recorder's (its files are lost)";
 	case CATALOG_PORT_GEOMETRY: return "LBA size differs from the one the catalog was formatted with (the drive "
 		"was reformatted with another LBA size): the BIOS leaves its recordings untouched; rec_format yes "
 		"would discard them";
@@ -772,7 +825,7 @@ int catalog_place_auto(uint32_t mask, uint64_t bytes, uint32_t chunk, uint64_t *
 	struct scan_info si;
 	uint8_t order[CATALOG_MAX_DRIVES];
 	uint64_t at;
-	int r, p;
+	int r, p, fs;
 	if (act) {
 		printf("Error: a recording is already in the catalog and running\n");
 		return -1;
@@ -793,7 +846,17 @@ int catalog_place_auto(uint32_t mask, uint64_t bytes, uint32_t chunk, uint64_t *
 	plan(&s, mask, bytes, chunk, &pc, order);
 	if (scan_slots(&s, place_visit, &pc, &si) < 0)
 		return -1;
-	at = CATALOG_AREA_BYTES/s.lba_size;
+	at = mask_area_end(mask, &fs);
+	if (fs) {
+		/* exFAT: the first free run of clusters on every drive (the volume's bitmap, which also knows
+		 * the .sigmf-meta files and the files a PC wrote), on a chunk. */
+		uint64_t bl[NPORTS];
+		for (p = 0; p < NPORTS; p++)
+			bl[p] = (mask & (1u << p)) ? pc.blocks[ports[p].pos] : 0;
+		if (catalog_fs_place(mask, bl, chunk, at, lba))
+			return -1;
+		return 0;
+	}
 	for (p = 0; p < CATALOG_MAX_DRIVES; p++)
 		if ((pc.positions & (1u << p)) && pc.end[p] > at)
 			at = pc.end[p];
@@ -839,7 +902,7 @@ int catalog_rec_begin(const struct catalog_job *j)
 	struct scan_info si;
 	uint8_t order[CATALOG_MAX_DRIVES];
 	uint64_t area, nsze_min = ~0ULL, bytes = j->bytes;
-	int r, p, w;
+	int r, p, w, fs;
 	char hex[17];
 	uint64_t t_begin = literec_cycles();
 
@@ -856,7 +919,7 @@ int catalog_rec_begin(const struct catalog_job *j)
 	}
 	if (r < 0)
 		return -1;
-	area = CATALOG_AREA_BYTES/act_set.lba_size;
+	area = mask_area_end(j->mask, &fs);
 	for (p = 0; p < NPORTS; p++)
 		if ((j->mask & (1u << p)) && nvme_ctrls[p].nsze < nsze_min)
 			nsze_min = nvme_ctrls[p].nsze;
@@ -893,6 +956,15 @@ int catalog_rec_begin(const struct catalog_job *j)
 		printf("Error: the catalog is full (%d recordings): rec_delete one first\n", CATALOG_SLOTS);
 		return -1;
 	}
+	if (fs)
+		for (p = 0; p < NPORTS; p++)
+			if ((j->mask & (1u << p)) && j->lba + pc.blocks[ports[p].pos] > catalog_fs_end_lba(p)) {
+				printf("Error: LBAs %llu..%llu run past the last cluster of nvme%d's exFAT volume (LBA %llu)%s\n",
+					(unsigned long long)j->lba, (unsigned long long)(j->lba + pc.blocks[ports[p].pos] - 1), p,
+					(unsigned long long)(catalog_fs_end_lba(p) - 1), j->mode == CATALOG_MODE_UNTIL_STOP ?
+					": give an until-stop recording its size (until-stop=<mib>)" : "");
+				return -1;
+			}
 
 	/* The new entry. */
 	memset(blk, 0, sizeof(blk));
@@ -924,7 +996,22 @@ int catalog_rec_begin(const struct catalog_job *j)
 	p64(E_TUPD, literec_cycles());
 	p8(E_ERR_POS, 0xff);
 	set_meta();
+	act_fs = fs;
+	if (fs) {
+		/* The recording's files on every drive it records to (refused: nothing written). */
+		uint64_t bl[NPORTS];
+		char name[33];
+		memcpy(name, blk + E_NAME, 32);
+		name[32] = 0;
+		for (p = 0; p < NPORTS; p++)
+			bl[p] = (j->mask & (1u << p)) ? pc.blocks[ports[p].pos] : 0;
+		if (catalog_fs_rec_begin(j->mask, j->lba, bl, name, g32(E_ID), j->chunk, j->mode, j->mode ==
+		    CATALOG_MODE_RING ? bytes : 0))
+			return -1;
+	}
 	if (write_entry(act_set.ports)) {
+		if (fs)
+			catalog_fs_rec_abort();
 		/* The drives that took the entry would list a recording that never started: withdrawn
 		 * (deleted, in the other copy) on every drive. */
 		p8(E_STATE, CATALOG_STATE_DELETED);
@@ -1007,6 +1094,8 @@ static void checkpoint_step(const struct catalog_progress *pr, int force)
 		 * seq), the other one keeps the previous state. */
 		if (act_failed)
 			p32(E_SEQ, g32(E_SEQ) - 1);
+		else if (act_fs)
+			catalog_fs_rec_checkpoint(v64(blk, E_BYTES));     /* the files' ValidDataLength */
 		act_checkpoints++;
 		if (literec_cycles() - act_ckpt_t0 > act_ckpt_max)
 			act_ckpt_max = literec_cycles() - act_ckpt_t0;
@@ -1089,6 +1178,13 @@ int catalog_rec_end(const struct catalog_result *res)
 	err = write_entry(act_set.ports);
 	act = 0;
 	id = g32(E_ID);
+	if (act_fs) {
+		struct catalog_entry e;
+		decode(blk, &e);
+		if (catalog_fs_rec_end(&act_set, &e))
+			act_errors++;
+		act_fs = 0;
+	}
 	printf("catalog: recording %lu %s, %llu bytes, %lu checkpoint(s)%s\n", (unsigned long)id,
 		catalog_state_str(res->state), (unsigned long long)res->p.bytes_recorded, (unsigned long)act_checkpoints,
 		(err || act_errors) ? ", catalog I/O errors (see above)" : "");
@@ -1152,7 +1248,7 @@ static uint64_t fnv(uint64_t h, const void *data, int n)
 	return h;
 }
 
-int catalog_format(uint32_t mask)
+int catalog_format(uint32_t mask, int fs, const char *label)
 {
 	uint64_t h1 = 0xcbf29ce484222325ULL, h2 = 0x84222325cbf29ce4ULL, t, u;
 	int p, n = 0, k, err = 0;
@@ -1186,6 +1282,17 @@ int catalog_format(uint32_t mask)
 		int q, i;
 		if (!(mask & (1u << p)))
 			continue;
+		cat_base[p] = 0;
+		catalog_fs_off(p);
+		if (fs) {
+			uint64_t base;
+			if (catalog_fs_format(p, label, &base)) {
+				err = -1;
+				k++;
+				continue;
+			}
+			cat_base[p] = base;
+		}
 		memset(blk, 0, sizeof(blk));
 		memcpy(blk, hdr_magic, 8);
 		blk[H_VERSION] = CATALOG_VERSION;
@@ -1200,6 +1307,10 @@ int catalog_format(uint32_t mask)
 		p32(H_SLOTS, CATALOG_SLOTS);
 		p32(H_FIRST, FIRST_BLOCK);
 		p32(H_CLK, CONFIG_CLOCK_FREQUENCY);
+		if (fs) {
+			p32(H_FLAGS, H_FLAG_EXFAT);
+			p64(H_FS_LBA, cat_base[p]);
+		}
 		p64(H_CYCLES, literec_cycles());
 		p64(H_UNIX, catalog_unix_us());
 		memcpy(blk + H_MODEL, c->model, strlen(c->model));
@@ -1213,7 +1324,7 @@ int catalog_format(uint32_t mask)
 		seal();
 		/* Old entries carry the old set identity and are ignored; they are zeroed where the drive can. */
 		if ((c->oncs >> 3) & 1) {
-			int r = nvme_cpu_io(p, NVME_OP_WRITE_ZEROES, 2*per_block(p), (CATALOG_AREA_BYTES/CATALOG_BLOCK - 2)*per_block(p), 0);
+			int r = nvme_cpu_io(p, NVME_OP_WRITE_ZEROES, block_lba(p, 2), (CATALOG_AREA_BYTES/CATALOG_BLOCK - 2)*per_block(p), 0);
 			if (r)
 				io_error(p, "write zeroes", r);
 		}
@@ -1229,10 +1340,11 @@ int catalog_format(uint32_t mask)
 	else {
 		printf("rec_format: new catalog of set %s on ", hex);
 		print_ports(mask);
-		printf(" (%d drive%s, drive 0 = nvme%d), data from LBA %lu\n", n, n > 1 ? "s" : "", __builtin_ctz(mask),
-			(unsigned long)(CATALOG_AREA_BYTES/nvme_ctrls[__builtin_ctz(mask)].lba_size));
+		printf(" (%d drive%s, drive 0 = nvme%d), %s from LBA %lu\n", n, n > 1 ? "s" : "", __builtin_ctz(mask),
+			fs ? "in exFAT volumes, recordings as files" : "data",
+			(unsigned long)area_end(__builtin_ctz(mask)));
 	}
-	printf("RESULT name=rec_format ok=%d drives=%d set=%s\n", !err, n, hex);
+	printf("RESULT name=rec_format ok=%d drives=%d set=%s fs=%s\n", !err, n, hex, fs ? "exfat" : "raw");
 	return err;
 }
 
@@ -1247,8 +1359,10 @@ int catalog_delete(struct catalog_set *s, uint32_t id, int trim)
 	p32(E_SEQ, g32(E_SEQ) + 1);
 	if (write_entry(s->ports))
 		return -1;
+	if (catalog_fs_on(s->ref) && catalog_fs_delete(s, &e))
+		err = -1;
 	if (!trim)
-		return 0;
+		return err;
 	for (k = 0; k < e.width; k++) {
 		int q = e.order[k], p = s->port_of[q], n = 0;
 		uint64_t lba = e.start_lba[q], left = e.region[q];
@@ -1315,6 +1429,11 @@ int catalog_close(struct catalog_set *s, uint32_t id)
 	p32(E_SEQ, g32(E_SEQ) + 1);
 	if (write_entry(s->ports))
 		return -1;
+	if (catalog_fs_on(s->ref)) {
+		struct catalog_entry ce;
+		decode(blk, &ce);
+		catalog_fs_rec_end(s, &ce);
+	}
 	printf("rec_close: recording %lu ended at its last checkpoint: %llu bytes, state aborted\n", (unsigned long)id,
 		(unsigned long long)(e.bytes - e.oldest));
 	for (k = 0; k < e.width; k++) {
@@ -1433,12 +1552,19 @@ int catalog_guard(const char *cmd, uint32_t mask, uint64_t lba, uint64_t blocks,
 		st = ports[p].st;
 		if (st == CATALOG_PORT_NOINIT || st == CATALOG_PORT_NONE || st == CATALOG_PORT_NOQ)
 			continue;
+		if (st == CATALOG_PORT_FOREIGN) {
+			printf("Error: %s would write LBAs %llu..%llu of nvme%d: it holds %s; nothing was written (force=1 "
+				"writes anyway)\n", cmd, (unsigned long long)lba, (unsigned long long)(lba + blocks - 1), p,
+				catalog_port_str(p));
+			printf("RESULT name=catalog_guard cmd=%s port=%d refused=1 catalog=0 recordings=0 foreign=1\n", cmd, p);
+			return -1;
+		}
 		if (st == CATALOG_PORT_IOERR) {
 			printf("Error: %s: the catalog of nvme%d could not be read to check what the write would destroy; "
 				"nothing was written (force=1 writes anyway)\n", cmd, p);
 			return -1;
 		}
-		area = CATALOG_AREA_BYTES/nvme_ctrls[p].lba_size;
+		area = area_end(p);
 		memset(&g, 0, sizeof(g));
 		g.pos = ports[p].pos;
 		g.lo  = lba;
@@ -1448,8 +1574,19 @@ int catalog_guard(const char *cmd, uint32_t mask, uint64_t lba, uint64_t blocks,
 			for (i = 0; i < n; i++)
 				if (!memcmp(sets[i].id, ports[p].set, 16) && scan_slots(&sets[i], guard_visit, &g, &si) < 0)
 					return -1;
-		if (!hit_area && !g.n)
+		if (!hit_area && !g.n) {
+			uint64_t at = lba;
+			/* exFAT: the clusters of files that are no recordings (.sigmf-meta, a PC's files). */
+			if (catalog_fs_on(p) && catalog_fs_used(p, lba, blocks, &at)) {
+				printf("Error: %s would write LBAs %llu..%llu of nvme%d: files of its exFAT volume (from LBA %llu: "
+					".sigmf-meta files, or files a PC wrote) would be damaged; nothing was written (force=1 writes "
+					"anyway)\n", cmd, (unsigned long long)lba, (unsigned long long)(lba + blocks - 1), p,
+					(unsigned long long)at);
+				printf("RESULT name=catalog_guard cmd=%s port=%d refused=1 catalog=0 recordings=0 files=1\n", cmd, p);
+				return -1;
+			}
 			continue;
+		}
 		printf("Error: %s would write LBAs %llu..%llu of nvme%d: ", cmd, (unsigned long long)lba,
 			(unsigned long long)(lba + blocks - 1), p);
 		if (hit_area)

@@ -135,6 +135,7 @@ struct catalog_set {
 #define CATALOG_PORT_NOQ      5   /* no CPU I/O queue */
 #define CATALOG_PORT_IOERR    6
 #define CATALOG_PORT_GEOMETRY 7   /* LBA size changed since the format */
+#define CATALOG_PORT_FOREIGN  8   /* an exFAT volume the recorder did not make */
 int  catalog_probe(int port);                   /* reads the port's header: CATALOG_PORT_* */
 int  catalog_port_state(int port);              /* the last probe's result (no I/O) */
 const char *catalog_port_str(int port);         /* the last probe's result in words */
@@ -154,7 +155,9 @@ int  catalog_scan(struct catalog_set *s, int deleted, catalog_visit_fn fn, void 
 int  catalog_find(struct catalog_set *s, uint32_t id, struct catalog_entry *e);
 /* Drop event j of the entry catalog_find returned last. */
 void catalog_found_drop(int j, uint64_t *data_offset, uint64_t *bytes);
-int  catalog_format(uint32_t mask);
+/* A new set on the ports of mask: a raw catalog (fs 0), or exFAT volumes labelled `label` whose first
+ * file is the catalog (fs 1). */
+int  catalog_format(uint32_t mask, int fs, const char *label);
 int  catalog_delete(struct catalog_set *s, uint32_t id, int trim);
 /* Ends an interrupted recording at its last checkpoint (state aborted, stop time = that checkpoint);
  * a fixed or until-stop recording's regions shrink to the chunks of that length. 0, or -1 (printed). */

@@ -3,7 +3,9 @@
 //
 // Catalog BIOS commands (catalog.h, doc/catalog.md):
 //
-//   rec_format [yes] [ports=all|N|N,M..]   write an empty catalog (without `yes`: say what it would erase)
+//   rec_format [fs=raw|exfat] [label=NAME] [yes] [ports=all|N|N,M..]
+//                                           write an empty catalog (without `yes`: say what it would erase);
+//                                           fs=exfat: in an exFAT volume, recordings as files (catalog_fs.c)
 //   rec_list [ports=...] [deleted]          the recordings of each set
 //   rec_show <id> [ports=...]               one recording, with its drop log
 //   rec_delete <id> [trim] [ports=...]      delete (trim: deallocate its regions)
@@ -339,10 +341,47 @@ static void count_visit(const struct catalog_entry *e, void *ctx)
 static void rec_format_handler(int nb_params, char **params)
 {
 	static const char *flags[] = {"yes", NULL};
+	static const char *usage = "rec_format [fs=raw|exfat] [label=NAME] [yes] [ports=all|N|N,M..]";
 	struct catalog_set sets[NPORTS];
 	uint32_t mask, found;
-	int p, i, n, k = 0, count = 0;
-	if (parse_opts(nb_params, params, "rec_format [yes] [ports=all|N|N,M..]", &mask, flags, &found))
+	int p, i, j, n, k = 0, count = 0, fs = 0;
+	const char *label = "";
+	/* fs= and label= first (the other options: parse_opts). */
+	for (i = 0; i < nb_params; i++) {
+		if (!strncmp(params[i], "fs=", 3)) {
+			if (!strcmp(params[i] + 3, "exfat"))
+				fs = 1;
+			else if (!strcmp(params[i] + 3, "raw"))
+				fs = 0;
+			else {
+				printf("Error: fs '%s': exfat (an exFAT volume, recordings as files any PC reads) or raw (the "
+					"catalog alone)\n%s\n", params[i] + 3, usage);
+				return;
+			}
+		} else if (!strncmp(params[i], "label=", 6)) {
+			const char *l = params[i] + 6;
+			if (strlen(l) > 11 || strpbrk(l, "\"*/:<>?\\|")) {
+				printf("Error: label '%s': at most 11 characters, none of \" * / : < > ? \\ |\n", l);
+				return;
+			}
+			for (j = 0; l[j]; j++)
+				if ((uint8_t)l[j] < 0x20 || (uint8_t)l[j] > 0x7e) {
+					printf("Error: label '%s': printable ASCII characters only\n", l);
+					return;
+				}
+			label = l;
+		} else
+			continue;
+		for (j = i; j + 1 < nb_params; j++)
+			params[j] = params[j + 1];
+		nb_params--;
+		i--;
+	}
+	if (label[0] && !fs) {
+		printf("Error: label= names an exFAT volume: rec_format fs=exfat label=%s ...\n", label);
+		return;
+	}
+	if (parse_opts(nb_params, params, usage, &mask, flags, &found))
 		return;
 	for (p = 0; p < NPORTS; p++)
 		if ((mask & (1u << p)) && !nvme_ctrls[p].initialized) {
@@ -350,7 +389,7 @@ static void rec_format_handler(int nb_params, char **params)
 			return;
 		}
 	if (found & 1) {
-		catalog_format(mask);
+		catalog_format(mask, fs, label);
 		return;
 	}
 	n = catalog_sets(mask, sets, NPORTS);
@@ -358,18 +397,23 @@ static void rec_format_handler(int nb_params, char **params)
 		catalog_scan(&sets[i], 0, count_visit, &count);
 	for (p = 0; p < NPORTS; p++)
 		if (mask & (1u << p)) {
-			printf("rec_format: nvme%d would become drive %d of a new set of %d: LBAs 0..%lu (1 MiB) rewritten; "
-				"now: %s\n", p, k++, nbits(mask),
-				(unsigned long)(CATALOG_AREA_BYTES/nvme_ctrls[p].lba_size - 1), catalog_port_str(p));
+			if (fs)
+				printf("rec_format: nvme%d would become drive %d of a new set of %d: an exFAT volume over the whole "
+					"namespace (LBAs 0..%llu; any files and recordings on it lost); now: %s\n", p, k++, nbits(mask),
+					(unsigned long long)(nvme_ctrls[p].nsze - 1), catalog_port_str(p));
+			else
+				printf("rec_format: nvme%d would become drive %d of a new set of %d: LBAs 0..%lu (1 MiB) rewritten; "
+					"now: %s\n", p, k++, nbits(mask),
+					(unsigned long)(CATALOG_AREA_BYTES/nvme_ctrls[p].lba_size - 1), catalog_port_str(p));
 		}
 	if (count)
 		printf("rec_format: the %d recording(s) listed now would no longer be listed (their data stays on the "
 			"drives but nothing would say where)\n", count);
-	printf("rec_format: nothing was written. To format: rec_format yes%s%s\n", nb_params ? " " : "",
-		nb_params ? params[0] : "");
+	printf("rec_format: nothing was written. To format: rec_format%s%s%s yes%s%s\n", fs ? " fs=exfat" : "",
+		label[0] ? " label=" : "", label, nb_params ? " " : "", nb_params ? params[0] : "");
 	printf("RESULT name=rec_format ok=0 dry_run=1 drives=%d recordings=%d\n", nbits(mask), count);
 }
-define_literec_command(rec_format, rec_format_handler, "Write an empty catalog: rec_format [yes] [ports=] (without yes: what it would erase)");
+define_literec_command(rec_format, rec_format_handler, "Write an empty catalog: rec_format [fs=raw|exfat] [label=] [yes] [ports=] (without yes: what it would erase)");
 
 #endif
 
