@@ -115,14 +115,13 @@ def _record(n_ports=1, onchip=2, dram_slots=4, words=80, seed=1, spill=1, strict
         yield src.gap.eq(0)
         for c in range(cycles):
             yield
-            if (yield src.valid):
-                if (yield src.ready):
+            taken = (yield src.ready)
+            if (yield src.valid) and (taken or strict):
+                if taken:
                     kept.append(v)
                     gap = 0
-                elif strict:
-                    gap += 4
                 else:
-                    continue
+                    gap += 4
                 offered += 1
                 v += 1
                 yield src.data.eq(v)
@@ -135,7 +134,7 @@ def _record(n_ports=1, onchip=2, dram_slots=4, words=80, seed=1, spill=1, strict
                     yield src.valid.eq(0)
                     if mode != MODE_RING:
                         yield rec.stop.eq(1)
-            else:
+            elif not (yield src.valid):
                 yield rec.stop.eq(0)
             # The balance at every cycle (a one-cycle snapshot of the live counters).
             a = rec.acct
@@ -149,6 +148,10 @@ def _record(n_ports=1, onchip=2, dram_slots=4, words=80, seed=1, spill=1, strict
             got[n] = yield getattr(rec, n)
         for n in ("bytes_in", "kept", "dropped", "drops", "peak"):
             got[n] = yield getattr(rec.acct, n)
+        for n in ("requested", "completed", "idle"):
+            got["striper_" + n] = yield getattr(rec.striper, n)
+        for n in ("filled", "filling", "idle", "padding"):
+            got["writer_" + n] = yield getattr(rec.writer, n)
     gens = [gen()] + [nvme_model(h, p, seed*10 + p, disk, log, p_complete=p_complete, stall=stall)
         for p in range(n_ports)] + dram_model(h, h.dram)
     run_simulation(h, gens)

@@ -788,7 +788,7 @@ class RecorderCore(LiteXModule):
             ("peak_dram",      self.peak_dram,   "Highest number of chunks in DRAM slots."),
             ("bytes_spilled",  self.bytes_spilled, "Bytes that went through DRAM slots (record: kept into them; replay: handed out of them)."),
             ("requested",      s.requested,   "Data commands issued."),
-            ("released",       self.released, "Record: chunks written, in order; replay: chunks handed out."),
+            ("released",       self.released, "Record: chunks written (on-chip slots as their writes complete, DRAM slots in order); replay: chunks handed out."),
             ("bytes_out",      self.reader.bytes_out, "Replay: bytes handed out."),
             ("err_status",     s.err_status,  "CQE status of the failing command."),
             ("err_port",       s.err_port,    "Port of the failing command."),

@@ -541,9 +541,10 @@ static uint32_t ctrl_config(struct rec_job *j)
 	c |= (j->packet_bytes ? 1 : 0) << CSR_RECORDER_CTRL_CHECK_LAST_OFFSET;
 	c |= (j->flush_after ? 1 : 0) << CSR_RECORDER_CTRL_FLUSH_AFTER_OFFSET;
 #ifdef CSR_RECORDER_CTRL_SPILL_OFFSET
-	/* A source that can wait (lossless) waits for an on-chip slot; one that cannot (drop) spills its
-	 * chunks to DRAM slots while the drives fall behind. */
-	if (j->spill == REC_SPILL_ON || (j->spill == REC_SPILL_AUTO && j->drop))
+	/* A source that can wait (lossless) waits for an on-chip slot; one that cannot (policy=drop, or
+	 * the strict test source) spills its chunks to DRAM slots while the drives fall behind. */
+	if (j->spill == REC_SPILL_ON || (j->spill == REC_SPILL_AUTO && (j->drop ||
+		(j->strict && !j->replay && j->input == REC_INPUT_PATTERN))))
 		c |= 1 << CSR_RECORDER_CTRL_SPILL_OFFSET;
 #endif
 	/* Input outside the recording: the test source's surplus is always discarded (counted), the
