@@ -274,6 +274,9 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
             b  = StagingBank(w, dw, ram_style=staging_ram)
             setattr(soc, f"recorder_staging{i}", b)
             banks.append(b)
+        soc.logger.info(f"Recorder ring: {staging//chunk_size} on-chip slots of {chunk_size//1024} KiB per SSD port "
+            f"({staging//1024} KiB of {'UltraRAM' if staging_ram == 'ultra' else 'block RAM'} each, "
+            f"{n_ports*staging//1024} KiB in all), then the LiteDRAM ring.")
     rec = RecorderCore(wr_port, rd_port, n_ports=n_ports, slots=slots,
         n_inputs=max(len(rec_ports), 1), n_outputs=max(len(play_ports), 1),
         staging=banks, staging_slots=staging//chunk_size if staging else 0)
