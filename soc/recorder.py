@@ -163,7 +163,7 @@ def add_nvme_port(soc, index, phy, with_bench=True):
 
 RECORDER_SLOTS = 4096           # Chunks in the LiteDRAM ring at most (512 MiB of 128 KiB chunks).
 RECORDER_BUFFER_DEFAULT = 64*2**20  # The ring a recording uses unless `buffer=` says otherwise (bytes).
-RECORDER_STAGING_DEFAULT = 512*1024  # On-chip slots of each SSD port (bytes; boards: soc.boards).
+RECORDER_STAGING_DEFAULT = 1024*1024 # On-chip slots of each SSD port (bytes; boards: soc.boards).
 
 def _user_stream(name, ep):
     """Width of a user stream: an AXIStreamInterface or a LiteX endpoint with ``data`` (and
