@@ -542,8 +542,9 @@ static uint32_t ctrl_config(struct rec_job *j)
 	c |= (j->flush_after ? 1 : 0) << CSR_RECORDER_CTRL_FLUSH_AFTER_OFFSET;
 #ifdef CSR_RECORDER_CTRL_SPILL_OFFSET
 	/* A source that can wait (lossless) waits for an on-chip slot; one that cannot (policy=drop, or
-	 * the strict test source) spills its chunks to DRAM slots while the drives fall behind. */
-	if (j->spill == REC_SPILL_ON || (j->spill == REC_SPILL_AUTO && (j->drop ||
+	 * the strict test source), or a job that asked for a DRAM buffer (buffer=), spills its chunks to
+	 * DRAM slots while the drives fall behind. */
+	if (j->spill == REC_SPILL_ON || (j->spill == REC_SPILL_AUTO && (j->drop || j->buffer_bytes ||
 		(j->strict && !j->replay && j->input == REC_INPUT_PATTERN))))
 		c |= 1 << CSR_RECORDER_CTRL_SPILL_OFFSET;
 #endif
