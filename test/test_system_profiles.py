@@ -87,8 +87,11 @@ def test_striping_over_two_mlc_drives(start_sim):
     r = result(sim.cmd(f"rec_record 0 {2*SIZE} ports=all", timeout=1200), "rec_record")
     assert (int(r["bytes"]), int(r["ports"]), int(r["bytes_dropped"])) == (2*SIZE*MiB, 2, 0), r
     mbps = float(r["mbps"])
-    # Two drives of 2200 MB/s, half the recording each: more than one drive gives, at most both.
-    assert 1.5*predicted(SIZE*MiB, 2.2e9) <= mbps <= 2*1.02*predicted(SIZE*MiB, 2.2e9), mbps
+    # Two drives of 2200 MB/s, half the recording each: more than one drive gives, at most the two
+    # links. (With the ring's on-chip slots the DRAM no longer bounds it: 5843 MB/s, above twice
+    # `predicted`, whose write buffer does not drain while it fills; through the DRAM ring alone
+    # the simulated DRAM held it at 4679.)
+    assert 1.5*predicted(SIZE*MiB, 2.2e9) <= mbps <= 2*LINK/1e6, mbps
     pinned("system.profiles.mlc2.record_mbps", mbps)
     p = result(sim.cmd(f"rec_replay 0 {2*SIZE} ports=all", timeout=1200), "rec_replay")
     assert (int(p["bytes"]), int(p["errors"])) == (2*SIZE*MiB, 0), p
