@@ -265,10 +265,11 @@ def test_job_layer_start_drops_ring_and_replay_by_id(one):
     assert (c["id"], c["state"], c["bytes"], c["dropped"]) == ("1", "complete", str(MiB), "0"), out
 
     # Until-stop, drop policy: a 1000 MB/s source that cannot wait, a drive held to 500 MB/s (no
-    # write buffer), a ring of 8 chunks. Everything the recorder dropped is in the catalog, in place.
+    # write buffer), a ring of 8 chunks (the on-chip slots alone: spill=0). Everything the recorder
+    # dropped is in the catalog, in place.
     rate, buf = (ssd_ctl(sim, f"get {k}").split("=")[1] for k in ("write_rate", "write_buf"))
     ssd_ctl(sim, "set write_rate=500000000 write_buf=4096")
-    sim.cmd("rec_set rate=1000 strict=1 policy=drop buffer=1")
+    sim.cmd("rec_set rate=1000 strict=1 policy=drop buffer=1 spill=0")
     try:
         out = sim.cmd("rec_start auto until-stop=2 seed=42")
         assert result(out, "rec_start")["first_lba"] == str(AREA + MiB // 512), out
