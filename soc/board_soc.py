@@ -84,6 +84,12 @@ class LiteRecorderBoardSoC(LiteRecorderSoC):
                     platform.add_platform_command("set_false_path -to [get_ports {{{led}}}]", led=led)
 
     # Target hooks ---------------------------------------------------------------------------------
+    def default_staging(self):
+        return board_info(self.board)["staging"]
+
+    def staging_ram(self):
+        return board_info(self.board)["staging_ram"]
+
     def create_pcie_phy(self, index):
         gt_channels, pcie_site, pcie_blk_locn, quad = fpga_drive_fmc.placement(self.board, index)
         pads = self.platform.request("fpga_drive_fmc_pcie", index)

@@ -51,6 +51,8 @@ PCIE_PORT_STRIDE = 0x00100000
 PCIE_BAR_BASE    = 0xC0000000   # + port * PCIE_PORT_STRIDE: where the BIOS assigns the SSD's BAR0.
 NVME_QUEUE_BASE  = 0xA0000000   # + port * NVME_WINDOWS_SPAN: I/O SQ, CQ and PRP windows of the engine.
 NVME_ENTRIES     = 512          # I/O queue entries of each engine (up to 511 commands in flight).
+PCIE_STAGING_BASE   = 0xB0000000  # + port * PCIE_STAGING_STRIDE: the recorder's on-chip slots (device only).
+PCIE_STAGING_STRIDE = 0x01000000
 
 def dram_window(soc):
     """(dram offset, size): the upper half of the DRAM holds the recorder/DMA buffers."""
@@ -164,6 +166,7 @@ def add_nvme_port(soc, index, phy, with_bench=True):
 
 RECORDER_SLOTS = 4096           # Chunks in the LiteDRAM ring at most (512 MiB of 128 KiB chunks).
 RECORDER_BUFFER_DEFAULT = 64*2**20  # The ring a recording uses unless `buffer=` says otherwise (bytes).
+RECORDER_STAGING_DEFAULT = 1024*1024 # On-chip slots of each SSD port (bytes; boards: soc.boards).
 
 def _user_stream(name, ep):
     """Width of a user stream: an AXIStreamInterface or a LiteX endpoint with ``data`` (and
@@ -180,7 +183,8 @@ def _user_stream(name, ep):
 
 def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay_cd="sys",
     control_cd=None, with_test_streams=True, slots=RECORDER_SLOTS, fifo_depth=32,
-    buffer_default=RECORDER_BUFFER_DEFAULT, control=None):
+    buffer_default=RECORDER_BUFFER_DEFAULT, control=None, staging=RECORDER_STAGING_DEFAULT,
+    staging_ram="block", chunk_size=128*1024):
     """Adds the recorder datapath (``cores.recorder``) between data streams and the NVMe hosts
     ``nvme0`` .. ``nvme<n_ports-1>`` (call after ``add_nvme_port``).
 
@@ -204,6 +208,15 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
     buffer_default : int
         Bytes of the LiteDRAM ring a recording uses unless its ``buffer=`` says otherwise (at
         most the DRAM window and ``slots`` chunks; ``buffer=all`` takes all of them).
+    staging : int
+        Bytes of on-chip chunk slots per SSD port (the ring's first tier; a power of two of
+        ``chunk_size`` x 1..16, or 0: the DRAM ring alone). Each is a block RAM served to its SSD by
+        an on-chip window of the port's root complex (``staging`` at ``PCIE_STAGING_BASE`` + port x
+        ``PCIE_STAGING_STRIDE``).
+    staging_ram : str
+        "block" (block RAM) or "ultra" (UltraRAM, UltraScale+ parts).
+    chunk_size : int
+        The build's chunk (bytes): ``staging // chunk_size`` slots per port.
 
     CSRs: ``recorder`` (+ ``recstream``). Constants: ``RECORDER_SLOTS``, ``RECORDER_BUFFER_DEFAULT``,
     ``RECORDER_WORD_BYTES``,
@@ -220,6 +233,12 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
 
     if not (isinstance(buffer_default, int) and buffer_default >= 2*4096 and buffer_default % 4096 == 0):
         raise ValueError(f"add_recorder: buffer_default={buffer_default}: bytes, a multiple of 4096, at least 8192")
+    if not (isinstance(staging, int) and (staging == 0 or (staging >= 4096 and staging & (staging - 1) == 0
+            and staging <= PCIE_STAGING_STRIDE and 1 <= staging//chunk_size <= 16))):
+        raise ValueError(f"add_recorder: staging={staging}: bytes of on-chip slots per SSD port, 0 or a power "
+            f"of two of 1 to 16 chunks of {chunk_size} bytes (at most {PCIE_STAGING_STRIDE})")
+    if staging_ram not in ("block", "ultra"):
+        raise ValueError(f"add_recorder: staging_ram={staging_ram!r}: 'block' or 'ultra'")
     if record is None and replay is None and not with_test_streams:
         raise ValueError("add_recorder: no stream to record or replay (give record/replay or with_test_streams)")
     wr_port = soc.sdram.crossbar.get_port(mode="write")
@@ -247,8 +266,23 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
         soc.comb += user_to_axis(q.source, replay)
         play_ports.append(("user", q))
 
+    # On-chip slots: one staging bank per SSD port, served by an on-chip window of its root complex.
+    banks = None
+    if staging:
+        from literecorder.cores.recorder.ring import StagingBank
+        banks = []
+        for i in range(n_ports):
+            rc = getattr(soc, f"pcie{i}")
+            w  = rc.add_window("staging", PCIE_STAGING_BASE + i*PCIE_STAGING_STRIDE, staging, on_chip=True)
+            b  = StagingBank(w, dw, ram_style=staging_ram)
+            setattr(soc, f"recorder_staging{i}", b)
+            banks.append(b)
+        soc.logger.info(f"Recorder ring: {staging//chunk_size} on-chip slots of {chunk_size//1024} KiB per SSD port "
+            f"({staging//1024} KiB of {'UltraRAM' if staging_ram == 'ultra' else 'block RAM'} each, "
+            f"{n_ports*staging//1024} KiB in all), then the LiteDRAM ring.")
     rec = RecorderCore(wr_port, rd_port, n_ports=n_ports, slots=slots,
-        n_inputs=max(len(rec_ports), 1), n_outputs=max(len(play_ports), 1))
+        n_inputs=max(len(rec_ports), 1), n_outputs=max(len(play_ports), 1),
+        staging=banks, staging_slots=staging//chunk_size if staging else 0)
     rec.add_csr()
     soc.recorder = rec
     if with_test_streams:
@@ -286,6 +320,8 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
     names_out = [n for n, _ in play_ports]
     soc.add_constant("RECORDER_SLOTS",      slots)
     soc.add_constant("RECORDER_BUFFER_DEFAULT", buffer_default)
+    soc.add_constant("RECORDER_STAGING_BYTES", staging)
+    soc.add_constant("RECORDER_STAGING_SLOTS", rec.staging_slots)
     soc.add_constant("RECORDER_WORD_BYTES", dw//8)
     soc.add_constant("RECORDER_LOG_DEPTH",  rec.log_depth)
     soc.add_constant("RECORDER_TRIM_ROWS_MAX", 2**len(rec.trim_rows) - 1)

@@ -50,7 +50,7 @@ from litedram.core.controller import ControllerSettings
 from litex.soc.integration.builder import Builder
 
 from literecorder import ROOT
-from literecorder.soc.recorder import (RecorderConfig, RECORDER_SLOTS, add_nvme_port, add_recorder,
+from literecorder.soc.recorder import (RecorderConfig, RECORDER_SLOTS, RECORDER_STAGING_DEFAULT, add_nvme_port, add_recorder,
     dram_window)
 
 # BIOS software ------------------------------------------------------------------------------------
@@ -163,12 +163,16 @@ class LiteRecorderSoC(SoCCore):
     ring_slots : int
         Chunk slots of the recorder's ring in LiteDRAM at most (power of two, 2-4096; the BIOS uses
         as many as the DRAM window holds).
+    staging : int
+        Bytes of on-chip chunk slots per SSD port (``add_recorder(staging=...)``; None: the
+        target's default, ``default_staging()``; 0: the DRAM ring alone).
     """
     def __init__(self, platform, sys_clk_freq, ident,
         n_ssds          = 1,
         pcie_data_width = 256,
         chunk_size      = 128*1024,
         ring_slots      = RECORDER_SLOTS,
+        staging         = None,
         **kwargs):
         # Parameters -------------------------------------------------------------------------------
         self.recorder_config = RecorderConfig(
@@ -235,7 +239,11 @@ class LiteRecorderSoC(SoCCore):
             add_nvme_port(self, i, phy)
 
         # Recorder datapath: LiteDRAM ring between the record/replay streams and the SSDs ----------
-        add_recorder(self, n_ports=n_ssds, slots=ring_slots, **self.recorder_streams())
+        if staging is None:
+            staging = self.default_staging()
+        self.staging = staging
+        add_recorder(self, n_ports=n_ssds, slots=ring_slots, staging=staging, chunk_size=chunk_size,
+            staging_ram=self.staging_ram(), **self.recorder_streams())
 
         # Configuration and bandwidth budget exported to the BIOS (rec_info) -----------------------
         self.recorder_config.export(self)
@@ -256,6 +264,14 @@ class LiteRecorderSoC(SoCCore):
                 "not by the SSDs.")
 
     # Target hooks ---------------------------------------------------------------------------------
+    def default_staging(self):
+        """Bytes of on-chip chunk slots per SSD port when the target is not told."""
+        return RECORDER_STAGING_DEFAULT
+
+    def staging_ram(self):
+        """Memory of the on-chip slots: "block" or "ultra"."""
+        return "block"
+
     def create_sdram_phy(self):
         """-> (phy, module, extra ``add_sdram`` kwargs). Every target defines it."""
         raise NotImplementedError(f"{type(self).__name__} must define create_sdram_phy()")

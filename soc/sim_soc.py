@@ -123,6 +123,7 @@ class LiteRecorderSimSoC(LiteRecorderSoC):
         with_test_streams = True,
         **kwargs):
         self.dram_settings, sys_clk_freq = sim_dram(dram, sys_clk_freq)
+        self.dram_name         = dram
         self.sim_clocks        = {}     # Clock domains of the simulation's own clockers: {name: Hz}.
         self.link              = link
         self.input_width       = input_width
@@ -155,6 +156,12 @@ class LiteRecorderSimSoC(LiteRecorderSoC):
         # The simulated ADC produces while the recorder records (not during a replay; unless a subclass gave its own streams).
         if hasattr(self, "simio"):
             self.comb += self.simio.run.eq(self.recorder_ctl.recording)
+
+    def default_staging(self):
+        # A board's DRAM model comes with the board's on-chip slots.
+        if self.dram_name in BOARDS:
+            return board(self.dram_name)["staging"]
+        return LiteRecorderSoC.default_staging(self)
 
     def init_rom(self, name, contents=[], auto_size=True):
         # The ROM keeps its declared size (LiteX shrinks it to the BIOS by default): a BIOS change

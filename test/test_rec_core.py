@@ -150,7 +150,7 @@ def test_slot_tracker_clear_forgets_completions_of_an_earlier_run():
     assert seen == [0, 0, 0, 0]
 
 def test_slot_tracker_size_is_checked():
-    with pytest.raises(ValueError, match="2 to 32767 are allowed"):
+    with pytest.raises(ValueError, match="2 to 16383 are allowed"):
         SlotTracker(40000)
 
 # Stripe walker -------------------------------------------------------------------------------------

@@ -55,10 +55,11 @@ def test_record_replay_and_catalog_on_a_realistic_drive(start_sim, profile, opts
     sim.cmd(f"rec_meta name={profile}")
     r = result(sim.cmd(f"rec_record auto {SIZE}", timeout=1200), "rec_record")
     # Lossless: every byte the source offered is on the drive; the ring filled (the source is faster
-    # than any of these drives) and the source waited.
+    # than any of these drives: the on-chip slots, then the DRAM buffer asked for) and the source waited.
     assert (r["ok"], int(r["bytes"]), int(r["bytes_in"]), int(r["bytes_dropped"]), int(r["lost_beats"])) == \
         ("1", SIZE*MiB, SIZE*MiB, 0, 0), r
-    assert int(r["ring_peak"]) == RING*MiB//(128*1024), r
+    assert (int(r["peak_dram"]), int(r["peak_onchip"])) == (RING*MiB//(128*1024), 8), r
+    assert int(r["ring_peak"]) == RING*MiB//(128*1024) + 8, r
     assert int(r["stalls"]) > 0, r
     mbps = float(r["mbps"])
     assert 0.95*predicted(SIZE*MiB, lo) <= mbps <= 1.02*predicted(SIZE*MiB, hi), (profile, mbps,
@@ -86,8 +87,11 @@ def test_striping_over_two_mlc_drives(start_sim):
     r = result(sim.cmd(f"rec_record 0 {2*SIZE} ports=all", timeout=1200), "rec_record")
     assert (int(r["bytes"]), int(r["ports"]), int(r["bytes_dropped"])) == (2*SIZE*MiB, 2, 0), r
     mbps = float(r["mbps"])
-    # Two drives of 2200 MB/s, half the recording each: more than one drive gives, at most both.
-    assert 1.5*predicted(SIZE*MiB, 2.2e9) <= mbps <= 2*1.02*predicted(SIZE*MiB, 2.2e9), mbps
+    # Two drives of 2200 MB/s, half the recording each: more than one drive gives, at most the two
+    # links. (With the ring's on-chip slots the DRAM no longer bounds it: 5843 MB/s, above twice
+    # `predicted`, whose write buffer does not drain while it fills; through the DRAM ring alone
+    # the simulated DRAM held it at 4679.)
+    assert 1.5*predicted(SIZE*MiB, 2.2e9) <= mbps <= 2*LINK/1e6, mbps
     pinned("system.profiles.mlc2.record_mbps", mbps)
     p = result(sim.cmd(f"rec_replay 0 {2*SIZE} ports=all", timeout=1200), "rec_replay")
     assert (int(p["bytes"]), int(p["errors"])) == (2*SIZE*MiB, 0), p

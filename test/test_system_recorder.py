@@ -110,7 +110,9 @@ def test_strict_source_faster_than_the_link_loses_beats_and_replay_sees_it(healt
     lost = int(r["lost_beats"])
     assert lost > 0
     # A source 8000 MB/s against what the drive takes: the share lost is the difference of the rates.
-    pinned("system.recorder.ideal.strict_8000.lost_beats", lost)
+    # (Since the on-chip slots the share lost depends on the drive's state left by the tests
+    # before: 8000-8499 seen; pinned at their middle.)
+    pinned("system.recorder.ideal.strict_8000.lost_beats", lost, rel=0.05)
     # What was not lost was recorded; the recording ended with the source (last chunk padded).
     assert int(r["bytes_in"]) + lost*64 == 8*MiB
     assert int(r["bytes"]) == -(-int(r["bytes_in"]) // (128*1024)) * 128*1024
@@ -232,3 +234,37 @@ def test_selftest_reports_a_failure(healthy):
     ]:
         out = sim.cmd(f"rec_selftest {bad}")
         assert out.strip() == message, out
+
+# The ring's two tiers -----------------------------------------------------------------------------
+
+def test_a_stalled_link_spills_to_dram_and_the_recording_comes_back_on_chip(healthy):
+    """The strict test source (2000 MB/s, it cannot wait: its chunks may go to DRAM slots) while the
+    link stalls for 3 ms (a retrain): the on-chip slots fill, the DRAM takes the rest, then the
+    chunks go on-chip again. Nothing is lost, every byte is at its place on the drive."""
+    sim = healthy
+    lba, seed, mib = 8192, 77, 32
+    out = sim.cmd(f"rec_start {lba} {mib} seed={seed} rate=2000 strict=1")
+    assert result(out, "rec_start")["first_lba"] == str(lba), out
+    ctl(sim, "fault add retrain:for_us=3000")
+    sim.cmd("rec_wait", timeout=600)
+    st = result(sim.cmd("rec_status"), "rec_status")
+    assert st["status"] == "1" and st["bytes_in"] == st["bytes_committed"] == str(mib*MiB), st
+    assert st["bytes_dropped"] == "0" and st["bytes_buffered"] == "0", st
+    spilled = int(st["bytes_spilled"])
+    # Part of the recording went through DRAM slots (the stall), not all of it (it came back).
+    assert 0 < spilled < mib*MiB and spilled % (128*1024) == 0, st
+    assert int(st["peak_dram"]) >= 1 and st["peak_onchip"] == "8" and st["onchip_slots"] == "8", st
+    assert read_ns(sim, lba*512, mib*MiB) == pattern_bytes(seed, mib*MiB)
+    r, _ = replay(sim, f"{lba} {mib} seed={seed}")
+    assert r["errors"] == "0" and r["bytes_spilled"] == "0" and r["peak_dram"] == "0", r
+
+def test_a_lossless_source_waits_for_on_chip_slots_and_never_uses_the_dram(healthy):
+    sim = healthy
+    ctl(sim, "fault add retrain:for_us=1000")
+    r, _ = record(sim, "0 8 seed=78")
+    assert r["lost_beats"] == "0" and int(r["stalls"]) > 0, r
+    assert (r["bytes_spilled"], r["peak_dram"], r["peak_onchip"]) == ("0", "0", "8"), r
+    # staging=off: the DRAM ring alone (every byte through it, as before the on-chip slots).
+    r, _ = record(sim, "0 8 seed=79 staging=off")
+    assert (r["bytes_spilled"], r["peak_onchip"], r["onchip_slots"]) == (str(8*MiB), "0", "0"), r
+    assert read_ns(sim, 0, 8*MiB) == pattern_bytes(79, 8*MiB)

@@ -18,7 +18,8 @@ BYTE_BITS  = 64     # Byte counters and sizes.
 TIME_BITS  = 64     # Cycle counters.
 CHUNK_BITS = 48     # Chunk counters (>= 4 KiB each).
 GAP_BITS   = 48     # Bytes dropped in front of one ring word (a drop event).
-ID_BITS    = 16     # Request id: chunk number modulo 2**16 (a ring holds < 2**15 slots).
+ID_BITS    = 16     # Request id: DRAM slot and lap parity (a DRAM ring holds < 2**14 slots) ...
+ONCHIP_ID  = 1 << 14  # ... or this bit and an on-chip slot's global id.
 TRIM_BITS  = 16     # Trim-ahead distance in rows (the BIOS refuses more).
 
 # Record modes, directions, statuses (exported to the BIOS as REC_*) -------------------------------

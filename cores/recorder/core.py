@@ -39,7 +39,7 @@ from literecorder.cores.common import csr_storage, csr_status
 from literecorder.cores.nvme.common import request_layout, completion_layout, NVME_STATUS_TIMEOUT
 from literecorder.cores.recorder.common import *
 from literecorder.cores.recorder.slots import SlotTracker
-from literecorder.cores.recorder.ring import RingWriter, RingReader
+from literecorder.cores.recorder.ring import RingWriter, RingReader, OnChipSlots, slot_offset
 from literecorder.cores.recorder.striping import Striper, StripeWalker
 from literecorder.cores.recorder.accounting import Accounting
 
@@ -176,19 +176,30 @@ class RecorderCore(LiteXModule):
     n_inputs, n_outputs : int
         Record inputs (``inputs[i]``, ring words from a ``RecordPort``) and replay outputs
         (``outputs[i]``, to a ``ReplayPort``), selected at run time (``input_sel``/``output_sel``).
+    staging : list of StagingBank, optional
+        The ring's on-chip tier: one bank per NVMe port (``ring.StagingBank``), of
+        ``staging_slots`` chunk slots each at most (``onchip_slots`` of them used at run time).
+        Without it the ring is the DRAM ring alone.
     """
-    def __init__(self, wr_port, rd_port, n_ports=1, slots=4096, n_inputs=1, n_outputs=1, log_depth=512):
+    def __init__(self, wr_port, rd_port, n_ports=1, slots=4096, n_inputs=1, n_outputs=1, log_depth=512,
+        staging=None, staging_slots=0):
         if wr_port.data_width != rd_port.data_width:
             raise ValueError("RecorderCore: the write and read ports must have the same width")
         if not (1 <= n_ports <= 8):
             raise ValueError(f"RecorderCore: n_ports={n_ports}: 1 to 8 NVMe ports are allowed")
         if n_inputs < 1 or n_outputs < 1:
             raise ValueError("RecorderCore: at least one input and one output stream are needed")
+        if staging is not None and len(staging) != n_ports:
+            raise ValueError(f"RecorderCore: staging: {len(staging)} banks for {n_ports} NVMe ports (one per port)")
+        if staging is not None and not (1 <= staging_slots <= 16):
+            raise ValueError(f"RecorderCore: staging_slots={staging_slots}: 1 to 16 on-chip slots per port")
         dw = wr_port.data_width
         self.data_width = dw
         self.n_ports    = n_ports
         self.slots      = slots
         self.log_depth  = log_depth
+        self.staging    = staging
+        self.staging_slots = staging_slots if staging is not None else 0
 
         self.inputs  = [stream.Endpoint(word_layout(dw)) for _ in range(n_inputs)]
         self.outputs = [stream.Endpoint(word_layout(dw)) for _ in range(n_outputs)]
@@ -238,6 +249,8 @@ class RecorderCore(LiteXModule):
         self.trim_rows    = Signal(TRIM_BITS)
         self.port_mask    = Signal(n_ports)
         self.max_inflight = Signal(16)
+        self.onchip_slots = Signal(5)             # On-chip slots used per port (0: the DRAM ring only).
+        self.spill        = Signal(reset=1)       # Record: a chunk may take a DRAM slot when no on-chip one is free.
         # Status.
         self.busy        = Signal()
         self.running     = Signal()
@@ -255,16 +268,26 @@ class RecorderCore(LiteXModule):
         self.released    = Signal(CHUNK_BITS)     # Record: chunks written; replay: chunks out.
         self.addr_last_lba  = Signal(64)          # LBA of the last chunk released ...
         self.addr_last_port = Signal(max=max(n_ports, 2))   # ... and its port.
+        self.level_onchip = Signal(CHUNK_BITS)    # Chunks in on-chip slots ...
+        self.level_dram   = Signal(CHUNK_BITS)    # ... and in DRAM slots (filling included).
+        self.peak_onchip  = Signal(CHUNK_BITS)
+        self.peak_dram    = Signal(CHUNK_BITS)
+        self.bytes_spilled = Signal(BYTE_BITS)    # Bytes that went through DRAM slots (record: kept; replay: out).
 
         # # #
 
         # Layers -----------------------------------------------------------------------------------
         self.check   = check   = _RegionCheck(n_ports)
+        tiered = staging is not None
+        onchip = None
+        if tiered:
+            self.onchip = onchip = OnChipSlots(n_ports, staging_slots)
         self.tracker = tracker = SlotTracker(slots)
-        self.writer  = writer  = RingWriter(wr_port, slots)
-        self.reader  = reader  = RingReader(rd_port, slots)
+        self.writer  = writer  = RingWriter(wr_port, slots, banks=staging, onchip=onchip)
+        self.reader  = reader  = RingReader(rd_port, slots, banks=staging, onchip=onchip)
         self.striper = striper = Striper(n_ports, slots)
         self.rel     = rel     = StripeWalker(n_ports)      # Chunks released: addr_last.
+        self.fw      = fw      = StripeWalker(n_ports)      # Chunk being filled: its port (its bank).
         self.acct    = acct    = Accounting(log_depth)
         for i in range(n_ports):
             self.comb += [striper.req[i].connect(self.req[i]), self.cpl[i].connect(striper.cpl[i])]
@@ -273,7 +296,7 @@ class RecorderCore(LiteXModule):
         self.comb += replay.eq(self.direction == DIR_REPLAY)
 
         # Configuration of the layers.
-        for w in (striper.walker, rel):
+        for w in (striper.walker, rel, fw):
             self.comb += [
                 w.mask.eq(self.port_mask), w.first_lba.eq(self.first_lba), w.last_lba.eq(self.last_lba),
                 w.start_lba.eq(self.start_lba), w.start_port.eq(self.start_port),
@@ -508,35 +531,139 @@ class RecorderCore(LiteXModule):
         ]
 
         # Chunk flow ------------------------------------------------------------------------------
-        release = Signal()
+        # Record: the writer places each chunk in an on-chip slot or a DRAM slot (ring.py); the
+        # striper writes it from there once filled; an on-chip slot is free once its write
+        # completed, DRAM slots are released in their order (the slot tracker). Replay: with on-chip
+        # slots (``staged``) every chunk is read into one (requested while its port's bank has a
+        # free slot), else into the DRAM ring.
+        release  = Signal()      # A DRAM slot is released (record, in order).
+        oc_rel   = Signal()      # An on-chip slot is released (record: its write completed).
+        oc_freed = Signal(CHUNK_BITS)
+        staged   = Signal()
+        mark_oc  = Signal()
+        self.comb += mark_oc.eq(striper.mark & striper.mark_id[log2_int(ONCHIP_ID)])
+        self.comb += [
+            tracker.mark.eq(striper.mark & ~mark_oc), tracker.mark_id.eq(striper.mark_id),
+            fw.restart.eq(restart), fw.advance.eq(writer.place_we),
+            writer.spill.eq(self.spill),
+        ]
+        if tiered:
+            sb, gb = onchip.sbits, onchip.gbits
+            # Placement of every chunk in flight (on-chip?, slot id), by chunk number: written by the
+            # writer (record) or the striper (replay), read by the striper (record) or the reader.
+            pdepth = 2**bits_for(slots + n_ports*staging_slots)
+            pmem = Memory(1 + gb, pdepth)
+            pwr  = pmem.get_port(write_capable=True)
+            prd  = pmem.get_port()
+            self.specials += pmem, pwr, prd
+            rd_chunk = Signal(CHUNK_BITS)       # Replay: chunk the reader reads (staged).
+            p_oc, p_id = Signal(), Signal(gb)
+            self.comb += [
+                staged.eq(replay & (self.onchip_slots != 0)),
+                onchip.count.eq(self.onchip_slots), onchip.restart.eq(restart),
+                writer.fill_port.eq(Mux(replay, striper.walker.port, fw.port)),
+                onchip.alloc.eq(Mux(replay, staged & striper.data_fire, writer.oc_alloc)),
+                If(replay,
+                    pwr.we.eq(staged & striper.data_fire), pwr.adr.eq(striper.requested),
+                    pwr.dat_w.eq(Cat(C(1, 1), onchip.slot)),
+                    prd.adr.eq(rd_chunk),
+                ).Else(
+                    pwr.we.eq(writer.place_we), pwr.adr.eq(writer.place_adr),
+                    pwr.dat_w.eq(Cat(writer.place_oc, writer.place_id)),
+                    prd.adr.eq(striper.requested),
+                ),
+                Cat(p_oc, p_id).eq(prd.dat_r),
+                # Completions of on-chip slots: record, the slot is free; replay, its data is there.
+                oc_rel.eq(~replay & mark_oc),
+                onchip.mark.eq(replay & mark_oc), onchip.mark_id.eq(striper.mark_id[:gb]),
+                onchip.release[0].eq(Mux(replay, reader.oc_free, oc_rel)),
+                onchip.release_id[0].eq(Mux(replay, reader.oc_free_id, striper.mark_id[:gb])),
+            ]
+            # Requests: the chunk's on-chip slot (its bank is the chunk's port) or the DRAM ring.
+            req_id  = Signal(gb)
+            off_b, off_b_case = slot_offset(req_id[:sb], self.chunk_bytes, staging_slots)
+            self.comb += [
+                striper.chunk_oc.eq(Mux(replay, staged, p_oc)),
+                req_id.eq(Mux(replay, onchip.slot, p_id)),
+                striper.chunk_id.eq(req_id),
+                off_b_case,
+                striper.oc_adr.eq(Array(C(b.base, 32) for b in staging)[req_id[sb:]] + off_b),
+            ]
+            # Replay from on-chip slots: the chunk's placement is read one cycle after its number
+            # changed, and only once its request was written two cycles before (``req_d``).
+            fresh = Signal()
+            req_d = [Signal(CHUNK_BITS) for _ in range(2)]
+            off_w, off_w_case = slot_offset(p_id[:sb], self.chunk_words, staging_slots)
+            self.comb += [
+                off_w_case,
+                onchip.query_id.eq(p_id),
+                reader.staged.eq(staged),
+                reader.oc_id.eq(p_id),
+                reader.done.eq(Mux(staged, fresh & (rd_chunk != req_d[1]) & onchip.query_done, tracker.done)),
+                reader.slot_word.eq(Mux(staged, off_w, tracker.ptr.word)),
+            ]
+            self.sync += [
+                fresh.eq(~(restart | reader.advance)),
+                req_d[0].eq(striper.requested), req_d[1].eq(req_d[0]),
+                If(restart, rd_chunk.eq(0)).Elif(reader.advance, rd_chunk.eq(rd_chunk + 1)),
+                If(restart, oc_freed.eq(0)).Elif(oc_rel, oc_freed.eq(oc_freed + 1)),
+            ]
+            for b in staging:
+                self.comb += b.replay.eq(replay)
+            room_oc = onchip.free
+        else:
+            self.comb += [reader.done.eq(tracker.done), reader.slot_word.eq(tracker.ptr.word)]
+            room_oc = 0
         self.comb += [
             # Record: a filled chunk may be written; replay: a free slot may be read into.
             If(replay,
-                striper.more.eq((striper.requested != self.chunks) &
-                    ((striper.requested - reader.freed) < self.ring_slots)),
+                striper.more.eq((striper.requested != self.chunks) & Mux(staged, room_oc,
+                    (striper.requested - reader.freed) < self.ring_slots)),
             ).Else(
                 striper.more.eq(striper.requested != writer.filled),
             ),
             striper.enable.eq(fsm.ongoing("RUN")),
-            # Record: slots are released in order once their write completed.
-            release.eq(~replay & fsm.ongoing("RUN") & tracker.done & (tracker.ptr.count != striper.requested)),
-            tracker.ptr.advance.eq(Mux(replay, reader.advance, release)),
+            # Record: DRAM slots are released in their order once their write completed (not in
+            # the cycle an on-chip slot is: one release per cycle).
+            release.eq(~replay & fsm.ongoing("RUN") & tracker.done & (tracker.ptr.count != striper.ptr.count) & ~oc_rel),
+            tracker.ptr.advance.eq(Mux(replay, reader.advance & ~staged, release)),
             writer.freed.eq(tracker.ptr.count),
             reader.enable.eq(replay & fsm.ongoing("RUN") & ~striper.error & ~self.abort),
             reader.flush.eq(striper.error),
-            reader.done.eq(tracker.done),
-            self.released.eq(Mux(replay, reader.freed, tracker.ptr.count)),
-            acct.committed.eq(tracker.ptr.count),
+            self.released.eq(Mux(replay, reader.freed, oc_freed + tracker.ptr.count)),
+            acct.committed.eq(self.released),
             acct.level.eq(Mux(replay, striper.requested - reader.freed,
-                writer.filling + writer.partial - tracker.ptr.count)),
+                writer.filling + writer.partial - self.released)),
             self.overflow.eq(acct.overflow),
         ]
+        # Per tier: chunks in slots, their peaks, the bytes that went through DRAM.
+        self.comb += [
+            self.level_onchip.eq(onchip.used if tiered else 0),
+            If(replay,
+                self.level_dram.eq(Mux(staged, 0, striper.requested - reader.freed)),
+            ).Else(
+                self.level_dram.eq(writer.dram_filling + writer.partial_dram - tracker.ptr.count),
+            ),
+        ]
+        self.sync += If(restart,
+            self.peak_onchip.eq(0), self.peak_dram.eq(0), self.bytes_spilled.eq(0),
+        ).Else(
+            If(self.level_onchip > self.peak_onchip, self.peak_onchip.eq(self.level_onchip)),
+            If(self.level_dram > self.peak_dram, self.peak_dram.eq(self.level_dram)),
+            If(~replay & accepted & ~marker & writer.to_dram,
+                self.bytes_spilled.eq(self.bytes_spilled + src.bytes),
+            ).Elif(acct.discard & writer.partial_dram,
+                self.bytes_spilled.eq(self.bytes_spilled - acct.discard_bytes),
+            ).Elif(replay & ~staged & reader.source.valid & reader.source.ready,
+                self.bytes_spilled.eq(self.bytes_spilled + reader.source.bytes),
+            ),
+        )
         # The last chunk released: its port and LBA (the seed's WRITE_ADDR_LAST / READ_ADDR_LAST).
         rel_pulse = Signal()
         freed_q   = Signal(CHUNK_BITS)
         self.sync += freed_q.eq(reader.freed)
         self.comb += [
-            rel_pulse.eq(Mux(replay, reader.freed != freed_q, release)),
+            rel_pulse.eq(Mux(replay, reader.freed != freed_q, release | oc_rel)),
             rel.advance.eq(rel_pulse),
         ]
         self.sync += [
@@ -555,7 +682,7 @@ class RecorderCore(LiteXModule):
                 (striper.error & reader.idle))
         ).Else(
             finished.eq((~in_open & ~writer.padding & writer.idle &
-                (((striper.requested == writer.filled) & (tracker.ptr.count == striper.requested) &
+                (((striper.requested == writer.filled) & (self.released == striper.requested) &
                   striper.idle) | striper.error)))
         )
         self.sync += If(fsm.ongoing("RUN") & replay & finished,
@@ -584,6 +711,8 @@ class RecorderCore(LiteXModule):
             CSRField("flush_surplus", size=1, offset=19, description="Discard (and count) input that arrives outside a recording."),
             CSRField("arm",      size=1, offset=20, pulse=True, description="Arm: the next rising edge of the hardware ``start`` input starts one run with this configuration (cleared when a start is taken, by ``disarm`` or when a run ends; a hardware start while not armed is ignored)."),
             CSRField("disarm",   size=1, offset=21, pulse=True, description="Forget an arm not yet used."),
+            CSRField("spill",    size=1, offset=22, reset=1, values=[("0", "on-chip slots only: the input waits (or drops) when none is free"),
+                ("1", "a chunk takes a DRAM slot when no on-chip slot is free")], description="Record: the DRAM tier of the ring (always used without on-chip slots)."),
         ])
         f = self._ctrl.fields
         self.comb += [
@@ -591,6 +720,7 @@ class RecorderCore(LiteXModule):
             self.input_sel.eq(f.input_sel), self.output_sel.eq(f.output_sel),
             self.end_on_last.eq(f.end_on_last), self.check_last.eq(f.check_last),
             self.flush_after.eq(f.flush_after), self.flush_surplus.eq(f.flush_surplus),
+            self.spill.eq(f.spill),
         ]
         self.comb += [
             self.start.eq(f.start | (self.hw_start & self.armed)),
@@ -620,6 +750,9 @@ class RecorderCore(LiteXModule):
         storage("trim_rows",    self.trim_rows,    "Trim ahead: rows deallocated ahead of the writes (0: none).")
         storage("port_mask",    self.port_mask,    "NVMe ports of the stripe set.", 1)
         storage("max_inflight", self.max_inflight, "Data commands in flight at most (all ports together).", 64)
+        if self.staging is not None:
+            storage("onchip_slots", self.onchip_slots, f"On-chip slots used in each port's staging bank "
+                f"(0..{self.staging_slots}; 0: the DRAM ring only).", self.staging_slots)
         storage("log_index",    self.acct.log_index, "Drop log: entry to read (``log_pos``/``log_len``).")
         self._status = CSRStatus(description="Recorder status.", fields=[
             CSRField("busy",      size=1, offset=0, description="Checking, recording or replaying."),
@@ -651,8 +784,11 @@ class RecorderCore(LiteXModule):
             ("stalls",         a.stalls,      "Cycles the input waited for room (lossless)."),
             ("surplus",        a.surplus_bytes, "Bytes discarded outside recordings (flush_surplus / drop)."),
             ("peak",           a.peak,        "Highest number of chunks in the ring."),
+            ("peak_onchip",    self.peak_onchip, "Highest number of chunks in on-chip slots."),
+            ("peak_dram",      self.peak_dram,   "Highest number of chunks in DRAM slots."),
+            ("bytes_spilled",  self.bytes_spilled, "Bytes that went through DRAM slots (record: kept into them; replay: handed out of them)."),
             ("requested",      s.requested,   "Data commands issued."),
-            ("released",       self.released, "Record: chunks written, in order; replay: chunks handed out."),
+            ("released",       self.released, "Record: chunks written (on-chip slots as their writes complete, DRAM slots in order); replay: chunks handed out."),
             ("bytes_out",      self.reader.bytes_out, "Replay: bytes handed out."),
             ("err_status",     s.err_status,  "CQE status of the failing command."),
             ("err_port",       s.err_port,    "Port of the failing command."),

@@ -3,19 +3,30 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""The ring of chunk slots in LiteDRAM: its writer (record) and its reader (replay).
+"""The ring of chunk slots, in two tiers: on-chip slots first, LiteDRAM slots behind them.
 
 ::
 
-    record:  ring words --> accept (room?) --> FIFO --> LiteDRAM DMA writer    (chunk k: slot k mod S)
-    replay:  LiteDRAM DMA reader (slot of chunk k, once its NVMe Read completed) --> ring words
+    record:  ring words --> accept (a slot?) --> FIFO --+--> staging bank of the chunk's port (block RAM)
+                                                       +--> LiteDRAM DMA writer (the DRAM ring)
+    replay:  staging bank / LiteDRAM (slot of chunk k, once its NVMe Read completed) --> ring words
 
-Writer: a word is accepted while the input is open and the slot of the chunk it belongs to is
-free (its previous chunk's NVMe Write completed); a chunk counts as filled once all its words left
-for LiteDRAM (``filled``: it may then be written to the SSDs). When the input closes inside a
-chunk, the rest of the chunk is padded with zero words (``pad``), or the partial chunk is dropped
-(``drop_partial``: abort). Reader: reads the slot of chunk ``rd`` once its command completed, hands
-the words out in order, and frees the slot when the last word of the chunk left (``freed``); words
+    on-chip tier: ``StagingBank`` per NVMe port (served to its SSD through an on-chip window of the
+                  port's root complex), ``OnChipSlots`` (which slots are taken, which completed)
+    DRAM tier:    slot ``j mod ring_slots`` for the j-th chunk that went to DRAM (``RingPointer``s,
+                  ``slots.SlotTracker``)
+
+Record: the first word of a chunk takes a free on-chip slot of the port the chunk is written to;
+when there is none, a DRAM slot (``spill``: the drives fell behind), else the input waits. Every
+word carries its destination through the FIFO. An on-chip slot is free again as soon as its NVMe
+Write completed; DRAM slots are freed in their order (the slot tracker). A chunk counts as filled
+once all its words reached their memory (``filled``: it may then be written to the SSDs), in chunk
+order. When the input closes inside a chunk, the rest of the chunk is padded with zero words
+(``pad``), or the partial chunk is dropped (``drop_partial``: abort; its on-chip slot is freed).
+
+Replay: with on-chip slots (``onchip.count`` != 0) every chunk is read into an on-chip slot (reads
+are issued as slots free), else into the DRAM ring. The reader hands the words of chunk ``rd`` out
+in order once its command completed and frees the slot when its last word left (``freed``); words
 beyond the replay's byte count are not handed out, the last word handed out carries ``last``.
 """
 
@@ -28,58 +39,287 @@ from litex.soc.interconnect import stream
 from litedram.frontend.dma import LiteDRAMDMAWriter
 
 from literecorder.cores.recorder.common import word_layout, BYTE_BITS, CHUNK_BITS
-from literecorder.cores.common import RAMFIFO
+from literecorder.cores.common import RAMFIFO, ram_style_attr
 from literecorder.cores.recorder.slots import RingPointer
+
+# Staging bank -------------------------------------------------------------------------------------
+
+class StagingBank(LiteXModule):
+    """On-chip chunk slots of one NVMe port: a block RAM of ring words, served to the SSD through an
+    on-chip completer window (port B: the device's reads and its writes, byte enables) and to the
+    recorder (port A: whole ring words; the writer in record, the reader in replay).
+
+    Parameters
+    ----------
+    window : CompleterWindow
+        An on-chip window of the port's root complex (``rc.add_window(..., on_chip=True)``).
+    ring_dw : int
+        Ring word (bits): the LiteDRAM port's width, a power-of-two multiple of the window's beat.
+    ram_style : str
+        Synthesis hint: "block" (block RAM) or "ultra" (UltraRAM, UltraScale+).
+    """
+    def __init__(self, window, ring_dw, ram_style="block"):
+        if not window.on_chip:
+            raise ValueError(f"StagingBank: window {window.name} must be on-chip (on_chip=True)")
+        bw = window.data_width
+        if ring_dw < bw or ring_dw % bw or (ring_dw//bw) & (ring_dw//bw - 1):
+            raise ValueError(f"StagingBank: ring word {ring_dw} bits must be a power-of-two multiple of "
+                f"the window's beat ({bw} bits)")
+        if ram_style not in ("block", "ultra"):
+            raise ValueError(f"StagingBank: ram_style={ram_style!r}: 'block' or 'ultra'")
+        ratio = ring_dw//bw
+        rbits = log2_int(ratio)
+        self.window    = window
+        self.words     = words = window.size//(ring_dw//8)
+        self.adr_width = aw = log2_int(words)
+        self.base      = window.base
+        # Recorder side (port A): the writer's words (record), the reader's (replay).
+        self.replay = Signal()
+        self.adr    = Signal(aw)               # Write address (record).
+        self.we     = Signal()
+        self.dat_w  = Signal(ring_dw)
+        self.rd_adr = Signal(aw)               # Read address (replay) ...
+        self.dat_r  = Signal(ring_dw)          # ... its word, one cycle later.
+
+        # # #
+
+        self.mem = mem = Memory(ring_dw, words, name=f"{window.name}_mem")
+        ram_style_attr(mem, ram_style)
+        pa = mem.get_port(write_capable=True)
+        pb = mem.get_port(write_capable=True, we_granularity=8)
+        self.specials += mem, pa, pb
+        self.comb += [pa.adr.eq(Mux(self.replay, self.rd_adr, self.adr)), pa.dat_w.eq(self.dat_w),
+            pa.we.eq(self.we & ~self.replay), self.dat_r.eq(pa.dat_r)]
+
+        # Device side (port B): a write waits while the completer reads this window.
+        w      = window
+        lane   = Signal(max(rbits, 1))
+        lane_r = Signal(max(rbits, 1))
+        wr_now = Signal()
+        self.comb += [
+            w.wr.ready.eq(~w.rd_active),
+            wr_now.eq(w.wr.valid & ~w.rd_active),
+            lane.eq(w.wr.adr[:rbits] if rbits else 0),
+            pb.adr.eq(Mux(wr_now, w.wr.adr[rbits:], w.rd_adr[rbits:])),
+            pb.dat_w.eq(Replicate(w.wr.dat, ratio)),
+            If(wr_now, Case(lane, {l: pb.we.eq(w.wr.be << (bw//8*l)) for l in range(ratio)})),
+            Case(lane_r, {l: w.rd_dat.eq(pb.dat_r[bw*l:bw*(l + 1)]) for l in range(ratio)}),
+        ]
+        self.sync += lane_r.eq(w.rd_adr[:rbits] if rbits else 0)
+
+# On-chip slots ------------------------------------------------------------------------------------
+
+class OnChipSlots(LiteXModule):
+    """Which on-chip slots are taken (``busy``: from their allocation to their release) and which
+    completed their NVMe command (``done``), for ``n_ports`` banks of ``per_port`` slots. A slot's
+    global id is ``bank << sbits | slot``; ``count`` slots of each bank are used (0: no on-chip
+    tier). Allocation takes the lowest free slot of bank ``port``; releases come in any order.
+
+    Parameters
+    ----------
+    n_ports : int
+        Banks (one per NVMe port), 1 to 8.
+    per_port : int
+        Slots of each bank at most, 1 to 16.
+    """
+    def __init__(self, n_ports, per_port):
+        if not (1 <= n_ports <= 8):
+            raise ValueError(f"OnChipSlots: n_ports={n_ports}: 1 to 8 banks are allowed")
+        if not (1 <= per_port <= 16):
+            raise ValueError(f"OnChipSlots: per_port={per_port}: 1 to 16 slots per bank are allowed")
+        self.n_ports  = n_ports
+        self.per_port = per_port
+        self.pbits = pbits = max(bits_for(n_ports - 1), 1)
+        self.sbits = sbits = max(bits_for(per_port - 1), 1)
+        self.gbits = gbits = pbits + sbits
+        # Configuration.
+        self.count   = Signal(sbits + 1)        # Slots used in each bank (0 .. per_port).
+        # Control.
+        self.restart = Signal()
+        self.port    = Signal(pbits)            # Allocation: the bank asked ...
+        self.free    = Signal()                 # ... has a free slot ...
+        self.slot    = Signal(gbits)            # ... this one (global id) ...
+        self.alloc   = Signal()                 # ... pulse: take it.
+        self.mark     = Signal()                # Pulse: the command of slot ``mark_id`` completed.
+        self.mark_id  = Signal(gbits)
+        self.release  = [Signal(name=f"release{i}") for i in range(2)]          # Pulses: free ...
+        self.release_id = [Signal(gbits, name=f"release_id{i}") for i in range(2)]  # ... these slots.
+        self.query_id = Signal(gbits)           # Completed? (comb)
+        self.query_done = Signal()
+        # Status.
+        self.used = Signal(gbits + 1)           # Slots taken, all banks.
+        self.busy = [[Signal(name=f"busy_{p}_{s}") for s in range(per_port)] for p in range(n_ports)]
+        self.done = [[Signal(name=f"done_{p}_{s}") for s in range(per_port)] for p in range(n_ports)]
+
+        # # #
+
+        def gid(p, s):
+            return (p << sbits) | s
+
+        # Allocation: the lowest free slot of the bank asked.
+        free_p = [Signal(name=f"free_{p}") for p in range(n_ports)]
+        slot_p = [Signal(sbits, name=f"slot_{p}") for p in range(n_ports)]
+        for p in range(n_ports):
+            for s in reversed(range(per_port)):
+                self.comb += If(~self.busy[p][s] & (s < self.count), free_p[p].eq(1), slot_p[p].eq(s))
+        self.comb += Case(self.port, {p: [self.free.eq(free_p[p]), self.slot.eq(Cat(slot_p[p], C(p, pbits)))]
+            for p in range(n_ports)})
+        # Slot state: an allocation clears ``done``; a release frees the slot.
+        for p in range(n_ports):
+            for s in range(per_port):
+                g = gid(p, s)
+                self.sync += If(self.restart,
+                    self.busy[p][s].eq(0), self.done[p][s].eq(0),
+                ).Else(
+                    If(self.alloc & (self.slot == g), self.busy[p][s].eq(1), self.done[p][s].eq(0)),
+                    If(self.mark & (self.mark_id == g), self.done[p][s].eq(1)),
+                    *[If(r & (i == g), self.busy[p][s].eq(0), self.done[p][s].eq(0))
+                        for r, i in zip(self.release, self.release_id)],
+                )
+        self.comb += Case(self.query_id, {gid(p, s): self.query_done.eq(self.done[p][s])
+            for p in range(n_ports) for s in range(per_port)})
+        self.sync += If(self.restart,
+            self.used.eq(0)
+        ).Else(
+            self.used.eq(self.used + self.alloc - self.release[0] - self.release[1])
+        )
+
+def slot_offset(slot, per_chunk, n):
+    """``slot`` x ``per_chunk`` for a slot number below ``n`` (a multiplexer of constant multiples)."""
+    off = Signal(len(per_chunk) + bits_for(n))
+    return off, Case(slot, {s: off.eq(per_chunk*s) for s in range(n)})
 
 # Ring Writer --------------------------------------------------------------------------------------
 
 class RingWriter(LiteXModule):
-    def __init__(self, port, slots, fifo_depth=64):
+    """Words of the input into the slot of the chunk being filled (see the module's description).
+
+    Parameters
+    ----------
+    port : LiteDRAMNativePort
+        Write port of the DRAM ring.
+    slots : int
+        DRAM slots at most.
+    banks : list of StagingBank, optional
+        The on-chip tier (one bank per NVMe port), with ``onchip`` (OnChipSlots) to allocate its slots.
+    """
+    def __init__(self, port, slots, fifo_depth=64, banks=None, onchip=None):
         dw = port.data_width
         aw = port.address_width
+        tiered = banks is not None
+        if tiered and (onchip is None or len(banks) != onchip.n_ports):
+            raise ValueError("RingWriter: the on-chip tier needs one bank per port and its OnChipSlots")
         self.sink = sink = stream.Endpoint(word_layout(dw))
         # Configuration.
-        self.ring_word   = Signal(aw)          # Ring start (DRAM port word address).
+        self.ring_word   = Signal(aw)          # DRAM ring start (DRAM port word address).
         self.ring_slots  = Signal(bits_for(slots))
         self.chunk_words = Signal(32)
+        self.spill       = Signal(reset=1)     # A chunk may go to DRAM when no on-chip slot is free.
+        self.fill_port   = Signal(max(bits_for(len(banks) - 1), 1) if tiered else 1)  # Port of the filling chunk.
         # Control.
         self.restart     = Signal()
         self.open        = Signal()            # The input is accepted.
         self.pad         = Signal()            # Input closed: pad the partial chunk with zeros.
         self.drop_partial = Signal()           # Pulse (input closed): drop the partial chunk.
-        self.freed       = Signal(CHUNK_BITS)  # Chunks whose slot is free again (NVMe Write done).
+        self.freed       = Signal(CHUNK_BITS)  # DRAM chunks whose slot is free again (in order).
         # Status.
         self.accept      = Signal()            # A word was accepted this cycle.
         self.filling     = Signal(CHUNK_BITS)  # Chunk the input fills.
         self.partial     = Signal()            # The filling chunk holds words.
         self.word_last   = Signal()            # The next word completes the filling chunk.
-        self.filled      = Signal(CHUNK_BITS)  # Chunks entirely handed to LiteDRAM.
+        self.filled      = Signal(CHUNK_BITS)  # Chunks entirely in their memory.
         self.padding     = Signal()
-        self.idle        = Signal()            # No word on its way to LiteDRAM.
-        self.room        = Signal()            # The filling chunk's slot is free.
+        self.idle        = Signal()            # No word on its way to a memory.
+        self.room        = Signal()            # The filling chunk has (or may take) a slot.
+        self.to_dram     = Signal()            # The word written now goes to a DRAM slot.
+        self.partial_dram = Signal()           # The partial chunk is in a DRAM slot.
+        self.dram_filling = Signal(CHUNK_BITS) # Chunks filled into DRAM slots (input side).
+        # Placement of each chunk, written when its input completes: (on-chip, global slot id).
+        self.place_we    = Signal()
+        self.place_adr   = Signal(CHUNK_BITS)
+        self.place_oc    = Signal()
+        self.place_id    = Signal(onchip.gbits if tiered else 1)
+        self.oc_alloc    = Signal()            # Pulse: the chunk begun takes the on-chip slot ``onchip.slot``.
 
         # # #
 
-        # Input side: words into the FIFO (block RAM, no output register), in chunk order.
-        self.fifo = fifo = RAMFIFO([("data", dw)], fifo_depth)
+        gbits = onchip.gbits if tiered else 1
+        bbits = max(bits_for(len(banks) - 1), 1) if tiered else 1
+        baw   = max([b.adr_width for b in banks]) if tiered else 1
+        adw   = max(aw, baw)
+
+        # Input side: words into the FIFO (block RAM, no output register), in chunk order, each with
+        # its destination: a DRAM word address, or a bank and a word address in it.
+        self.fifo = fifo = RAMFIFO([("data", dw), ("oc", 1), ("bank", bbits), ("adr", adw)], fifo_depth)
+        self.inp = inp = RingPointer(slots)    # DRAM slot of the next chunk that goes to DRAM.
         in_word = Signal(32)
+        first   = Signal()
+        dram_ok = Signal()
+        use_oc  = Signal()
+        use_dr  = Signal()
+        cur_oc  = Signal()
+        cur_id  = Signal(gbits)
+        cur_off = Signal(32)
+        w_oc    = Signal()
+        w_id    = Signal(gbits)
+        w_off   = Signal(32)
+        push    = Signal()
         self.comb += [
-            self.partial.eq(in_word != 0),
+            inp.ring_slots.eq(self.ring_slots),
+            inp.chunk_words.eq(self.chunk_words),
+            inp.restart.eq(self.restart),
+            first.eq(in_word == 0),
+            self.partial.eq(~first),
             self.word_last.eq(in_word + 1 == self.chunk_words),
-            self.room.eq((self.filling - self.freed) < self.ring_slots),
-            self.padding.eq(self.pad & (in_word != 0)),
+            dram_ok.eq((inp.count - self.freed) < self.ring_slots),
+        ]
+        if tiered:
+            off_now, off_case = slot_offset(onchip.slot[:onchip.sbits], self.chunk_words, onchip.per_port)
+            self.comb += [
+                off_case,
+                onchip.port.eq(self.fill_port),
+                use_oc.eq((onchip.count != 0) & onchip.free),
+                use_dr.eq(~use_oc & dram_ok & (self.spill | (onchip.count == 0))),
+                w_oc.eq(Mux(first, use_oc, cur_oc)),
+                w_id.eq(Mux(first, onchip.slot, cur_id)),
+                w_off.eq(Mux(first, off_now, cur_off)),
+                self.oc_alloc.eq(self.accept & first & use_oc),
+                # An abort frees the on-chip slot of the partial chunk.
+                onchip.release[1].eq(self.drop_partial & ~first & cur_oc),
+                onchip.release_id[1].eq(cur_id),
+            ]
+            self.sync += If(self.accept & first,
+                cur_oc.eq(use_oc), cur_id.eq(onchip.slot), cur_off.eq(off_now),
+            )
+        else:
+            self.comb += use_dr.eq(dram_ok)
+        self.comb += [
+            self.room.eq(~first | use_oc | use_dr),
+            self.padding.eq(self.pad & ~first),
             self.accept.eq(sink.valid & sink.ready),
             sink.ready.eq(self.open & self.room & fifo.sink.ready),
-            fifo.sink.valid.eq(self.accept | (self.padding & fifo.sink.ready)),
+            push.eq(self.accept | (self.padding & fifo.sink.ready)),
+            fifo.sink.valid.eq(push),
             fifo.sink.data.eq(Mux(self.padding, 0, sink.data)),
+            fifo.sink.oc.eq(w_oc),
+            fifo.sink.bank.eq(w_id[onchip.sbits:] if tiered else 0),
+            fifo.sink.adr.eq(Mux(w_oc, w_off + in_word, self.ring_word + inp.word + in_word)),
+            self.to_dram.eq(~w_oc),
+            self.partial_dram.eq(~first & ~cur_oc),
+            self.dram_filling.eq(inp.count),
+            inp.advance.eq(push & self.word_last & ~w_oc),
+            self.place_we.eq(push & self.word_last),
+            self.place_adr.eq(self.filling),
+            self.place_oc.eq(w_oc),
+            self.place_id.eq(w_id),
         ]
         self.sync += If(self.restart,
             in_word.eq(0),
             self.filling.eq(0),
         ).Elif(self.drop_partial,
             in_word.eq(0),
-        ).Elif(fifo.sink.valid & fifo.sink.ready,
-            If(in_word + 1 == self.chunk_words,
+        ).Elif(push,
+            If(self.word_last,
                 in_word.eq(0),
                 self.filling.eq(self.filling + 1),
             ).Else(
@@ -87,33 +327,36 @@ class RingWriter(LiteXModule):
             )
         )
 
-        # Output side: FIFO -> DMA writer at the slot's address; a chunk is filled once its words
-        # were taken by LiteDRAM (wdata).
+        # Output side: FIFO -> DMA writer (DRAM words) or the chunk's staging bank (on-chip words: once
+        # every DRAM word before them was taken by LiteDRAM, so that chunks are filled in order).
         self.dma = dma = LiteDRAMDMAWriter(port, fifo_depth=16)
-        self.out = out = RingPointer(slots)
-        out_word = Signal(32)
+        src = fifo.source
+        dram_pending = Signal(max=64)          # Words given to the DMA writer, not yet taken (wdata).
+        bank_we  = Signal()
         com_word = Signal(32)
+        wtake    = Signal()
         self.comb += [
-            out.ring_slots.eq(self.ring_slots),
-            out.chunk_words.eq(self.chunk_words),
-            out.restart.eq(self.restart),
-            dma.sink.valid.eq(fifo.source.valid),
-            dma.sink.address.eq(self.ring_word + out.word + out_word),
-            dma.sink.data.eq(fifo.source.data),
-            fifo.source.ready.eq(dma.sink.ready),
-            out.advance.eq(dma.sink.valid & dma.sink.ready & (out_word + 1 == self.chunk_words)),
-            self.idle.eq((fifo.level == 0) & ~dma.fifo.source.valid),
+            dma.sink.valid.eq(src.valid & ~src.oc),
+            dma.sink.address.eq(src.adr),
+            dma.sink.data.eq(src.data),
+            bank_we.eq(src.valid & src.oc & (dram_pending == 0)),
+            src.ready.eq(Mux(src.oc, dram_pending == 0, dma.sink.ready)),
+            wtake.eq((port.wdata.valid & port.wdata.ready) | bank_we),
+            self.idle.eq((fifo.level == 0) & (dram_pending == 0)),
         ]
+        if tiered:
+            for i, b in enumerate(banks):
+                self.comb += [
+                    b.adr.eq(src.adr),
+                    b.dat_w.eq(src.data),
+                    b.we.eq(bank_we & (src.bank == i)),
+                ]
         self.sync += [
-            If(self.restart,
-                out_word.eq(0),
-            ).Elif(dma.sink.valid & dma.sink.ready,
-                If(out_word + 1 == self.chunk_words, out_word.eq(0)).Else(out_word.eq(out_word + 1))
-            ),
+            dram_pending.eq(dram_pending + (dma.sink.valid & dma.sink.ready) - (port.wdata.valid & port.wdata.ready)),
             If(self.restart,
                 com_word.eq(0),
                 self.filled.eq(0),
-            ).Elif(port.wdata.valid & port.wdata.ready,
+            ).Elif(wtake,
                 If(com_word + 1 == self.chunk_words,
                     com_word.eq(0),
                     self.filled.eq(self.filled + 1),
@@ -154,29 +397,71 @@ class DRAMWordReader(LiteXModule):
         ]
         self.sync += reserved.eq(reserved + issue - (source.valid & source.ready))
 
+# Staging Word Reader ------------------------------------------------------------------------------
+
+class StagingWordReader(LiteXModule):
+    """Reads words of the staging banks (port A, one cycle), in order, into a block-RAM FIFO: a read
+    is issued only with room reserved for its word. ``sink``: bank and word address; ``source``: the
+    words."""
+    def __init__(self, banks, depth):
+        dw  = len(banks[0].dat_w)
+        aw  = max(b.adr_width for b in banks)
+        bbits = max(bits_for(len(banks) - 1), 1)
+        self.sink   = sink   = stream.Endpoint([("bank", bbits), ("address", aw)])
+        self.source = source = stream.Endpoint([("data", dw)])
+
+        # # #
+
+        self.fifo = fifo = RAMFIFO([("data", dw)], depth)
+        reserved = Signal(max=depth + 1)
+        issue    = Signal()
+        came     = Signal()
+        bank_r   = Signal(bbits)
+        self.comb += [
+            sink.ready.eq(reserved != depth),
+            issue.eq(sink.valid & sink.ready),
+            fifo.sink.valid.eq(came),
+            fifo.sink.data.eq(Array(b.dat_r for b in banks)[bank_r]),
+            fifo.source.connect(source),
+        ]
+        for b in banks:
+            self.comb += b.rd_adr.eq(sink.address)
+        self.sync += [
+            came.eq(issue),
+            bank_r.eq(sink.bank),
+            reserved.eq(reserved + issue - (source.valid & source.ready)),
+        ]
+
 # Ring Reader --------------------------------------------------------------------------------------
 
 class RingReader(LiteXModule):
-    def __init__(self, port, slots, fifo_depth=64):
+    """Completed chunks out of their slots, in chunk order (see the module's description); with
+    ``banks``, from the staging banks when ``staged`` is set, else from the DRAM ring."""
+    def __init__(self, port, slots, fifo_depth=64, banks=None, onchip=None):
         dw = port.data_width
         aw = port.address_width
         wbytes = dw//8
+        tiered = banks is not None
         self.source = source = stream.Endpoint(word_layout(dw))
         # Configuration.
         self.ring_word   = Signal(aw)
         self.chunk_words = Signal(32)
         self.total_bytes = Signal(BYTE_BITS)   # Bytes handed out in all (the rest is padding).
+        self.staged      = Signal()            # Chunks are in on-chip slots (else the DRAM ring).
         # Control.
         self.restart     = Signal()
         self.enable      = Signal()
         self.flush       = Signal()            # Discard the words coming out (after an error).
-        self.done        = Signal()            # The slot tracker: the chunk being read completed.
-        self.slot_word   = Signal(32)          # Its slot's offset (DRAM words, the tracker's walk).
+        self.done        = Signal()            # The chunk being read completed (its slot's data is there).
+        self.slot_word   = Signal(32)          # Its slot's offset (words: the DRAM ring's, or its bank's).
+        self.oc_id       = Signal(onchip.gbits if tiered else 1)   # Staged: its on-chip slot.
         # Status.
         self.advance     = Signal()            # Pulse: the next chunk (the tracker's walk moves).
         self.freed       = Signal(CHUNK_BITS)  # Chunks entirely handed out (slots free).
         self.bytes_out   = Signal(BYTE_BITS)
         self.idle        = Signal()
+        self.oc_free     = Signal()            # Staged: pulse, the on-chip slot ``oc_free_id`` is free.
+        self.oc_free_id  = Signal(onchip.gbits if tiered else 1)
 
         # # #
 
@@ -186,21 +471,52 @@ class RingReader(LiteXModule):
         pending  = Signal(max=fifo_depth + 2)   # Reads issued whose words are not out yet.
         issue    = Signal()
         take     = Signal()
+        s_valid  = Signal()
+        s_data   = Signal(dw)
+        s_ready  = Signal()
+        chunk_end = Signal()
+        if tiered:
+            self.sdma = sdma = StagingWordReader(banks, fifo_depth)
+            # On-chip slots of the chunks being read or handed out, freed when their last word left.
+            self.ids = ids = stream.SyncFIFO([("id", onchip.gbits)], 4)
+            self.comb += [
+                dma.sink.valid.eq(self.enable & self.done & ~self.staged),
+                sdma.sink.valid.eq(self.enable & self.done & self.staged & ids.sink.ready),
+                sdma.sink.bank.eq(self.oc_id[onchip.sbits:]),
+                sdma.sink.address.eq(self.slot_word + rd_word),
+                issue.eq(Mux(self.staged, sdma.sink.valid & sdma.sink.ready, dma.sink.valid & dma.sink.ready)),
+                ids.sink.valid.eq(self.staged & issue & (rd_word + 1 == self.chunk_words)),
+                ids.sink.id.eq(self.oc_id),
+                s_valid.eq(Mux(self.staged, sdma.source.valid, dma.source.valid)),
+                s_data.eq(Mux(self.staged, sdma.source.data, dma.source.data)),
+                sdma.source.ready.eq(self.staged & s_ready),
+                dma.source.ready.eq(~self.staged & s_ready),
+                ids.source.ready.eq(self.staged & take & chunk_end),
+                self.oc_free.eq(ids.source.valid & ids.source.ready),
+                self.oc_free_id.eq(ids.source.id),
+            ]
+        else:
+            self.comb += [
+                dma.sink.valid.eq(self.enable & self.done),
+                issue.eq(dma.sink.valid & dma.sink.ready),
+                s_valid.eq(dma.source.valid),
+                s_data.eq(dma.source.data),
+                dma.source.ready.eq(s_ready),
+            ]
         self.comb += [
-            dma.sink.valid.eq(self.enable & self.done),
             dma.sink.address.eq(self.ring_word + self.slot_word + rd_word),
-            issue.eq(dma.sink.valid & dma.sink.ready),
             self.advance.eq(issue & (rd_word + 1 == self.chunk_words)),
-            take.eq(dma.source.valid & (source.ready | self.flush | (self.bytes_out >= self.total_bytes))),
-            dma.source.ready.eq(take),
+            take.eq(s_valid & (source.ready | self.flush | (self.bytes_out >= self.total_bytes))),
+            s_ready.eq(take),
+            chunk_end.eq(out_word + 1 == self.chunk_words),
             self.idle.eq(pending == 0),
         ]
         # Words out, the last one carries `last` and the bytes left; padding words are discarded.
         rest = Signal(BYTE_BITS)
         self.comb += [
             rest.eq(self.total_bytes - self.bytes_out),
-            source.valid.eq(dma.source.valid & ~self.flush & (self.bytes_out < self.total_bytes)),
-            source.data.eq(dma.source.data),
+            source.valid.eq(s_valid & ~self.flush & (self.bytes_out < self.total_bytes)),
+            source.data.eq(s_data),
             source.bytes.eq(Mux(rest < wbytes, rest, wbytes)),
             source.last.eq(rest <= wbytes),
         ]
@@ -214,7 +530,7 @@ class RingReader(LiteXModule):
                 If(issue & ~take, pending.eq(pending + 1)).Elif(~issue & take, pending.eq(pending - 1)),
                 If(take,
                     If(source.valid, self.bytes_out.eq(self.bytes_out + source.bytes)),
-                    If(out_word + 1 == self.chunk_words,
+                    If(chunk_end,
                         out_word.eq(0),
                         self.freed.eq(self.freed + 1),
                     ).Else(

@@ -5,8 +5,9 @@
 
 """Slot tracker: which chunks of the ring have completed their NVMe command, in a memory.
 
-A chunk ``k`` lives in slot ``k mod ring_slots``, in lap ``k div ring_slots``; its command carries
-``id = lap parity << 15 | slot``. A completion writes ``(1, lap parity)`` at its slot (two bits);
+The tracker follows the DRAM tier of the ring (``ring.py``): the ``j``-th chunk that went to DRAM
+lives in slot ``j mod ring_slots``, in lap ``j div ring_slots``; its command carries ``id = lap
+parity << 15 | slot`` (bit 14 clear; ids with bit 14 set are on-chip slots, ``ONCHIP_ID``). A completion writes ``(1, lap parity)`` at its slot (two bits);
 chunk ``k`` is done when its slot holds ``(1, parity of its lap)``: the slot's previous chunk
 (``k - ring_slots``) has the other parity, so nothing needs clearing between uses; the memory is
 cleared once per recording (``clear``: one slot per cycle). Completions may come in any order; the
@@ -66,8 +67,8 @@ class SlotTracker(LiteXModule):
         Ring slots at most (the memory depth); fewer may be used (``ring_slots``).
     """
     def __init__(self, slots):
-        if slots < 2 or slots >= 2**(ID_BITS - 1):
-            raise ValueError(f"SlotTracker: {slots} slots: 2 to {2**(ID_BITS - 1) - 1} are allowed")
+        if slots < 2 or slots >= 2**(ID_BITS - 2):
+            raise ValueError(f"SlotTracker: {slots} slots: 2 to {2**(ID_BITS - 2) - 1} are allowed")
         sbits = bits_for(slots - 1)
         self.ring_slots = Signal(sbits + 1)    # Slots in use (2 .. slots).
         # Clear (before a recording).

@@ -116,9 +116,10 @@ class CompletionMerge(LiteXModule):
 class Striper(LiteXModule):
     """Issues the recorder's NVMe commands on ``n_ports`` queue engines and collects completions.
 
-    Data commands: ``more`` (comb) says whether the next chunk of the ring pointer ``ptr`` may be
-    requested (record: its data is in DRAM; replay: a free slot); each request reads/writes the
-    chunk's slot (``ring_bus`` + slot offset) at its port's LBA, with the chunk's slot id.
+    Data commands: ``more`` (comb) says whether the next chunk may be requested (record: its data
+    is in its slot; replay: a free slot); each request reads/writes the chunk's slot at its port's
+    LBA, with the slot's id: an on-chip slot (``chunk_oc``: ``oc_adr``, id ``ONCHIP_ID | chunk_id``)
+    or the next slot of the DRAM ring pointer ``ptr`` (``ring_bus`` + slot offset, lap parity and slot).
     """
     def __init__(self, n_ports, slots):
         self.req = [stream.Endpoint(request_layout())    for _ in range(n_ports)]
@@ -136,8 +137,12 @@ class Striper(LiteXModule):
         self.enable       = Signal()           # Data commands may be issued.
         self.more         = Signal()           # The next chunk may be requested.
         self.flush        = Signal()           # Pulse: flush every enabled port.
+        self.chunk_oc     = Signal()           # The next chunk is in an on-chip slot ...
+        self.chunk_id     = Signal(ID_BITS - 2)  # ... this one (global id) ...
+        self.oc_adr       = Signal(32)         # ... at this bus address.
+        self.data_fire    = Signal()           # Pulse: a data command was taken.
         # Status.
-        self.requested    = Signal(CHUNK_BITS) # Data commands issued (= ptr.count).
+        self.requested    = Signal(CHUNK_BITS) # Data commands issued (chunks; ptr counts the DRAM ones).
         self.completed    = Signal(CHUNK_BITS) # Data commands completed without error.
         self.idle         = Signal()           # Nothing in flight.
         self.flushed      = Signal()           # The flush completed on every port.
@@ -168,7 +173,6 @@ class Striper(LiteXModule):
             walker.restart.eq(self.restart),
             tw.restart.eq(self.restart),
             ptr.restart.eq(self.restart),
-            self.requested.eq(ptr.count),
         ]
 
         # Completions.
@@ -209,7 +213,7 @@ class Striper(LiteXModule):
         trim_due   = Signal()
         data_ok    = Signal()
         self.comb += [
-            inflight.eq(ptr.count - self.completed),
+            inflight.eq(self.requested - self.completed),
             self.idle.eq((inflight == 0) & ~trim_busy & ~flush_pend & fsm.ongoing("IDLE")),
             # Trims run up to trim_rows rows ahead of the data, inside the region unless ring.
             trim_due.eq(self.enable & (self.trim_rows != 0) & ~self.replay & ~trim_busy & ~self.error &
@@ -254,15 +258,21 @@ class Striper(LiteXModule):
                 r.op.eq(cmd_op),
                 r.lba.eq(cmd_lba),
                 r.blocks.eq(walker.chunk_blocks),
-                r.adr.eq(self.ring_bus + ptr.byte),
-                r.id.eq(ptr.id),
+                r.adr.eq(Mux(self.chunk_oc, self.oc_adr, self.ring_bus + ptr.byte)),
+                r.id.eq(Mux(self.chunk_oc, Cat(self.chunk_id, C(1, 1), C(0, 1)), ptr.id)),
             ]
         data_fire = Signal()
         self.comb += [
             data_fire.eq(fsm.ongoing("DATA") & fire),
             walker.advance.eq(data_fire),
-            ptr.advance.eq(data_fire),
+            ptr.advance.eq(data_fire & ~self.chunk_oc),
+            self.data_fire.eq(data_fire),
         ]
+        self.sync += If(self.restart,
+            self.requested.eq(0)
+        ).Elif(data_fire,
+            self.requested.eq(self.requested + 1)
+        )
         fsm.act("DATA",
             If(fire, NextState("IDLE"))
         )

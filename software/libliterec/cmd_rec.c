@@ -30,6 +30,10 @@ static void rec_info_handler(int nb_params, char **params)
 	printf("  SSD ports      : %d\n", LITEREC_SSD_PORTS);
 	printf("  chunk size     : %lu KiB\n", (unsigned long)(LITEREC_CHUNK_SIZE >> 10));
 	printf("  PCIe datapath  : %d bits\n", LITEREC_PCIE_DATA_WIDTH);
+#ifdef RECORDER_STAGING_SLOTS
+	printf("  ring           : %d on-chip slots per SSD port (%lu KiB of block RAM each), then the DRAM ring\n",
+		RECORDER_STAGING_SLOTS, (unsigned long)(RECORDER_STAGING_BYTES >> 10));
+#endif
 #ifdef LITEREC_DRAM_PEAK_MBPS
 	/* Every recorded (or replayed) byte crosses the DRAM twice: the ceiling is half the peak. */
 	printf("  DRAM bandwidth : %d MB/s peak, recording ceiling %d MB/s (each byte crosses the DRAM twice)\n",
@@ -50,6 +54,10 @@ static void rec_info_handler(int nb_params, char **params)
 	printf(" dram_peak_mbps=%d dram_ceiling_mbps=%d link_mbps=%d links_mbps=%d dram_bound=%d",
 		LITEREC_DRAM_PEAK_MBPS, LITEREC_DRAM_CEILING_MBPS, LITEREC_LINK_MBPS, LITEREC_LINKS_MBPS,
 		LITEREC_LINKS_MBPS > LITEREC_DRAM_CEILING_MBPS);
+#endif
+#ifdef RECORDER_STAGING_SLOTS
+	printf(" onchip_slots=%d staging_bytes=%lu", RECORDER_STAGING_SLOTS*LITEREC_SSD_PORTS,
+		(unsigned long)RECORDER_STAGING_BYTES);
 #endif
 	printf("\n");
 }

@@ -512,6 +512,16 @@ static void set_engines(uint32_t mask, int source)
 		}
 }
 
+/* On-chip slots of each port for this job's chunk (0: the DRAM ring alone). */
+static unsigned long rec_onchip_slots(struct rec_job *j)
+{
+	unsigned long n;
+	if (j->staging == REC_STAGING_OFF || !RECORDER_STAGING_SLOTS)
+		return 0;
+	n = RECORDER_STAGING_BYTES/j->chunk;
+	return n > RECORDER_STAGING_SLOTS ? RECORDER_STAGING_SLOTS : n;
+}
+
 static uint32_t ctrl_config(struct rec_job *j)
 {
 	uint32_t c = 0;
@@ -530,6 +540,14 @@ static uint32_t ctrl_config(struct rec_job *j)
 	c |= end_on_last << CSR_RECORDER_CTRL_END_ON_LAST_OFFSET;
 	c |= (j->packet_bytes ? 1 : 0) << CSR_RECORDER_CTRL_CHECK_LAST_OFFSET;
 	c |= (j->flush_after ? 1 : 0) << CSR_RECORDER_CTRL_FLUSH_AFTER_OFFSET;
+#ifdef CSR_RECORDER_CTRL_SPILL_OFFSET
+	/* A source that can wait (lossless) waits for an on-chip slot; one that cannot (policy=drop, or
+	 * the strict test source), or a job that asked for a DRAM buffer (buffer=), spills its chunks to
+	 * DRAM slots while the drives fall behind. */
+	if (j->spill == REC_SPILL_ON || (j->spill == REC_SPILL_AUTO && (j->drop || j->buffer_bytes ||
+		(j->strict && !j->replay && j->input == REC_INPUT_PATTERN))))
+		c |= 1 << CSR_RECORDER_CTRL_SPILL_OFFSET;
+#endif
 	/* Input outside the recording: the test source's surplus is always discarded (counted), the
 	 * user's waits unless surplus=flush. */
 	if (j->surplus == REC_SURPLUS_FLUSH || (j->surplus == REC_SURPLUS_AUTO && !j->replay && j->input == REC_INPUT_PATTERN))
@@ -557,6 +575,9 @@ static void configure(struct rec_job *j)
 	recorder_trim_rows_write(trim_rows);
 	recorder_port_mask_write(j->mask);
 	recorder_max_inflight_write(j->qd ? j->qd : REC_DEFAULT_QD_PER_PORT*j->nports);
+#ifdef CSR_RECORDER_ONCHIP_SLOTS_ADDR
+	recorder_onchip_slots_write(rec_onchip_slots(j));
+#endif
 #ifdef CSR_RECSTREAM_BASE
 	if (!j->replay && j->input == REC_INPUT_PATTERN) {
 		uint64_t src = j->stop_bytes ? j->stop_bytes : j->abort_bytes ? j->abort_bytes :
@@ -697,6 +718,15 @@ void rec_job_poll(struct rec_job *j, struct rec_result *r)
 	r->surplus       = LIVE64(RECORDER, SURPLUS);
 	r->peak          = LIVE64(RECORDER, PEAK);
 	r->ring_peak     = r->peak;
+	r->onchip_slots  = rec_onchip_slots(j);
+#ifdef CSR_RECORDER_PEAK_ONCHIP_ADDR
+	r->peak_onchip   = LIVE64(RECORDER, PEAK_ONCHIP);
+	r->peak_dram     = LIVE64(RECORDER, PEAK_DRAM);
+	r->bytes_spilled = LIVE64(RECORDER, BYTES_SPILLED);
+#else
+	r->peak_dram     = r->peak;
+	r->bytes_spilled = j->replay ? LIVE64(RECORDER, BYTES_OUT) : r->bytes_kept;
+#endif
 	r->early_last    = LIVE64(RECORDER, EARLY_LAST);
 	r->keep_errors   = LIVE64(RECORDER, KEEP_ERRORS);
 	r->wraps         = r->chunks && j->capacity ? (r->chunks - 1)/j->capacity : 0;
@@ -931,6 +961,26 @@ static int parse_common(const char *key, int klen, const char *val, struct rec_j
 			return -1;
 		}
 		j->chunk = x*1024;
+	} else if (KEY("staging")) {
+		if (!strcmp(val, "auto"))
+			j->staging = REC_STAGING_AUTO;
+		else if (!strcmp(val, "off"))
+			j->staging = REC_STAGING_OFF;
+		else {
+			printf("Error: invalid staging '%s': auto (the on-chip slots) or off (the DRAM ring alone)\n", val);
+			return -1;
+		}
+	} else if (KEY("spill")) {
+		if (!strcmp(val, "auto"))
+			j->spill = REC_SPILL_AUTO;
+		else if (!strcmp(val, "0"))
+			j->spill = REC_SPILL_OFF;
+		else if (!strcmp(val, "1"))
+			j->spill = REC_SPILL_ON;
+		else {
+			printf("Error: invalid spill '%s': auto (to DRAM slots under policy=drop), 0 or 1\n", val);
+			return -1;
+		}
 	} else if (KEY("buffer")) {
 		if (!strcmp(val, "all"))
 			j->buffer_bytes = REC_BUFFER_ALL;
@@ -1183,6 +1233,15 @@ static int parse_args(int nb_params, char **params, int replay, int extended, co
 
 static void print_fixed3(uint64_t v) { literec_print_fixed(v, 3); }
 
+/* The ring's tiers, appended to a RESULT line: on-chip slots per port and DRAM slots, their peaks,
+ * the bytes that went through DRAM. */
+static void rec_print_tiers(struct rec_job *j, struct rec_result *r)
+{
+	printf(" onchip_slots=%lu dram_slots=%lu peak_onchip=%llu peak_dram=%llu bytes_spilled=%llu",
+		r->onchip_slots*j->nports, j->replay && r->onchip_slots ? 0UL : j->ring_slots,
+		(unsigned long long)r->peak_onchip, (unsigned long long)r->peak_dram, (unsigned long long)r->bytes_spilled);
+}
+
 static void print_record(struct rec_job *j, struct rec_result *r)
 {
 	printf("rec_record: %llu bytes (%llu chunks of %lu KiB) to ", (unsigned long long)r->bytes,
@@ -1201,21 +1260,23 @@ static void print_record(struct rec_job *j, struct rec_result *r)
 		j->nports, (unsigned long long)r->cycles);
 	print_fixed3(rec_kbps(r->bytes, r->cycles));
 	printf(" bytes_in=%llu lost_beats=%llu stalls=%llu ring_peak=%u aborted=%d dropped=%llu early_last=%llu"
-		" status=%d bytes_kept=%llu bytes_dropped=%llu\n",
+		" status=%d bytes_kept=%llu bytes_dropped=%llu",
 		(unsigned long long)r->bytes_in, (unsigned long long)r->lost_beats, (unsigned long long)r->stalls, r->ring_peak,
 		r->aborted, (unsigned long long)r->dropped, (unsigned long long)r->early_last, r->status,
 		(unsigned long long)r->bytes_kept, (unsigned long long)r->bytes_dropped);
+	rec_print_tiers(j, r);
+	printf("\n");
 }
 
 /* Commands -------------------------------------------------------------------------------------- */
 
 static const char *rec_usage_record =
-	"rec_record <lba|auto> <mib> [seed=N] [rate=MBps] [strict=0|1] [ports=all|N] [chunk=KiB] [qd=N] [stop=MiB] [abort=MiB] [flush=0|1]";
+	"rec_record <lba|auto> <mib> [seed=N] [rate=MBps] [strict=0|1] [ports=all|N] [chunk=KiB] [qd=N] [stop=MiB] [abort=MiB] [flush=0|1] [staging=auto|off] [spill=auto|0|1]";
 static const char *rec_usage_replay =
-	"rec_replay <lba> <mib> | id=<n> [seed=N] [ports=all|N] [chunk=KiB] [qd=N] [bytes=N] [region=MiB] [from=chunk]";
+	"rec_replay <lba> <mib> | id=<n> [seed=N] [ports=all|N] [chunk=KiB] [qd=N] [bytes=N] [region=MiB] [from=chunk] [staging=auto|off]";
 static const char *rec_usage_start =
 	"rec_start <lba|auto> <mib|until-stop[=<mib>]|ring=<mib>> [input=pattern|user] [policy=lossless|drop] [post=<mib>] "
-	"[trim-ahead=<mib>] [flush=0|1] [surplus=keep|flush] [arm=1] [buffer=<mib>|all] [chunk=KiB] [ports=all|N] [qd=N] [seed=N] [rate=MBps] [strict=0|1]";
+	"[trim-ahead=<mib>] [flush=0|1] [surplus=keep|flush] [arm=1] [buffer=<mib>|all] [staging=auto|off] [spill=auto|0|1] [chunk=KiB] [ports=all|N] [qd=N] [seed=N] [rate=MBps] [strict=0|1]";
 static const char *rec_usage_play =
 	"play_start <lba> <mib> | id=<n> [output=checker|user] [bytes=N] [region=<mib>] [from=<chunk>] [chunk=KiB] [ports=all|N] [qd=N] [seed=N]";
 
@@ -1261,9 +1322,11 @@ static void print_replay(struct rec_job *j, struct rec_result *r)
 		(unsigned long long)j->lba, (unsigned long long)r->bytes, (unsigned long long)r->chunks, j->chunk,
 		j->nports, (unsigned long long)r->cycles);
 	print_fixed3(rec_kbps(r->bytes, r->cycles));
-	printf(" errors=%llu first_error=%llu checked_beats=%llu extra_beats=%llu last_at=%llu\n", (unsigned long long)r->errors,
+	printf(" errors=%llu first_error=%llu checked_beats=%llu extra_beats=%llu last_at=%llu", (unsigned long long)r->errors,
 		(unsigned long long)(r->errors ? r->first_error : 0),
 		(unsigned long long)r->checked_beats, (unsigned long long)r->extra_beats, (unsigned long long)r->last_at);
+	rec_print_tiers(j, r);
+	printf("\n");
 }
 
 static void rec_replay_handler(int nb_params, char **params)
@@ -1422,13 +1485,15 @@ static void print_status(struct rec_job *j, struct rec_result *r)
 		j->ring_slots, (unsigned long long)r->cycles);
 	print_fixed3(rec_kbps(bytes, r->cycles));
 	printf(" chunks=%llu bytes_out=%llu stalls=%llu surplus=%llu keep_errors=%llu wraps=%llu trigger=%llu oldest=%llu "
-		"addr_last=%llu addr_last_port=%d temperature_c=%d error=%d err_status=0x%04lx trims=%llu trimmed_rows=%llu requested=%llu\n",
+		"addr_last=%llu addr_last_port=%d temperature_c=%d error=%d err_status=0x%04lx trims=%llu trimmed_rows=%llu requested=%llu",
 		(unsigned long long)r->chunks, (unsigned long long)(j->replay ? r->bytes : 0), (unsigned long long)r->stalls,
 		(unsigned long long)r->surplus, (unsigned long long)r->keep_errors, (unsigned long long)r->wraps,
 		(unsigned long long)r->trigger_pos, (unsigned long long)r->oldest, (unsigned long long)r->addr_last,
 		(int)recorder_addr_last_port_read(), temp, r->status >= REC_STATUS_ERR_DEVICE,
 		(unsigned long)r->err_status, (unsigned long long)LIVE64(RECORDER, TRIMS),
 		(unsigned long long)LIVE64(RECORDER, TRIMMED_ROWS), (unsigned long long)LIVE64(RECORDER, REQUESTED));
+	rec_print_tiers(j, r);
+	printf("\n");
 }
 
 static void rec_status_handler(int nb_params, char **params)

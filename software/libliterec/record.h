@@ -33,6 +33,8 @@ struct rec_job {
 	uint64_t region_bytes;       /* replay: the region (a ring's), 0: the replay length */
 	uint64_t buffer_bytes;       /* the LiteDRAM ring (0: RECORDER_BUFFER_DEFAULT; REC_BUFFER_ALL: the
 	                              * whole DRAM window; both up to the slots) */
+	int      staging;            /* on-chip slots: REC_STAGING_AUTO (all the build has) or _OFF (DRAM ring only) */
+	int      spill;              /* record: REC_SPILL_AUTO (to DRAM only under the drop policy), _OFF, _ON */
 	/* Record: the test source */
 	unsigned long rate_mbps;     /* 0: as fast as the recorder takes it */
 	int      strict;             /* 1: beats the recorder cannot take are lost */
@@ -51,6 +53,11 @@ struct rec_job {
 	unsigned long ring_slots;
 };
 
+#define REC_STAGING_AUTO  0
+#define REC_STAGING_OFF   1
+#define REC_SPILL_AUTO    0
+#define REC_SPILL_OFF     1
+#define REC_SPILL_ON      2
 #define REC_BUFFER_ALL    (~0ULL)  /* buffer=all: the whole DRAM window (up to RECORDER_SLOTS chunks) */
 
 /* Input that arrives outside a recording: auto = flushed for the test pattern, kept for the user's. */
@@ -70,6 +77,9 @@ struct rec_result {
 	uint64_t drops, level, peak, stalls, surplus, lost_beats, early_last, keep_errors;
 	uint64_t wraps, trigger_pos, oldest, addr_last;
 	unsigned ring_peak;
+	/* the ring's two tiers: on-chip slots (per port) and DRAM slots, peaks, bytes through DRAM */
+	unsigned long onchip_slots;
+	uint64_t peak_onchip, peak_dram, bytes_spilled;
 	int      aborted;
 	uint64_t dropped;            /* bytes of the partial chunk an abort dropped */
 	/* replay */
