@@ -231,6 +231,11 @@ def test_board_bios_has_every_command_of_the_simulation(board, ssds):
             "soc.h")) as f:
         s7 = re.search(r"#define PCIE_LTSSM_S7 (\d+)", f.read())
     assert s7 and int(s7.group(1)) == int(board == "kc705"), s7
+    # No memory of ours on the CSR bus (LiteX would give the CPU a port of its own on it, a third
+    # one on a staging bank): LiteX's identifier is the only CSR memory.
+    with open(os.path.join(gen.output_dir, "csr.csv")) as f:
+        mems = [l.split(",")[1] for l in f if l.startswith("csr_base,") and l.split(",")[1].endswith("_mem")]
+    assert mems == ["identifier_mem"], mems
 
 @pytest.mark.unit
 @pytest.mark.xdist_group("board-kcu105")

@@ -84,6 +84,8 @@ class StagingBank(LiteXModule):
         # # #
 
         self.mem = mem = Memory(ring_dw, words, name=f"{window.name}_mem")
+        # (An attribute for the tests; not a CSR memory: LiteX would give the CPU a third port on it.)
+        self.autocsr_exclude = {"mem"}
         ram_style_attr(mem, ram_style)
         pa = mem.get_port(write_capable=True)
         pb = mem.get_port(write_capable=True, we_granularity=8)
