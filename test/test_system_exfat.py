@@ -172,13 +172,14 @@ def test_drop_log_and_ring_in_the_files_and_their_meta(vol, tmp_path):
     sim, img = vol, ns(vol)
     ok(sim, "rec_format fs=exfat yes", "rec_format")
     # Until-stop, drop policy (test_system_catalog's recipe): a 1000 MB/s source that cannot wait, a drive
-    # held to 500 MB/s. The file holds what was recorded; its meta places every logged drop.
+    # held to 500 MB/s, a DRAM ring of one chunk alone (staging=off: the 1 MiB of on-chip slots would
+    # take these 2 MiB without a drop). The file holds what was recorded; its meta places every drop.
     rate, buf = (ssd_ctl(sim, f"get {k}").split("=")[1] for k in ("write_rate", "write_buf"))
     ssd_ctl(sim, "set write_rate=500000000 write_buf=4096")
     sim.cmd("rec_set rate=1000 strict=1 policy=drop buffer=1")
     sim.cmd("rec_meta name=drops")
     try:
-        ok(sim, "rec_start auto until-stop=2 seed=42", "rec_start")
+        ok(sim, "rec_start auto until-stop=2 seed=42 staging=off", "rec_start")
         out = sim.cmd("rec_wait", timeout=600)
     finally:
         sim.cmd("rec_set clear")
