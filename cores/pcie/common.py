@@ -63,21 +63,20 @@ _DW0 = {
     "fmt":    _field(0, 29,  3),    # Bit 0: 4-dword header, bit 1: with data, bit 2: prefix.
 }
 
-REQUEST_HEADER = Header(fields={**_DW0,
+_DW1_REQUEST = {
     "first_be":     _field(1,  0,  4),
     "last_be":      _field(1,  4,  4),
     "tag":          _field(1,  8,  8),
     "requester_id": _field(1, 16, 16),
+}
+
+REQUEST_HEADER = Header(fields={**_DW0, **_DW1_REQUEST,
     "adr_3dw":      _field(2,  2, 30),  # 3-dword header: address bits 31:2.
     "adr_hi":       _field(2,  0, 32),  # 4-dword header: address bits 63:32,
     "adr_lo":       _field(3,  2, 30),  # and 31:2.
 }, length=16, swap_field_bytes=False)
 
-CONFIG_HEADER = Header(fields={**_DW0,
-    "first_be":     _field(1,  0,  4),
-    "last_be":      _field(1,  4,  4),
-    "tag":          _field(1,  8,  8),
-    "requester_id": _field(1, 16, 16),
+CONFIG_HEADER = Header(fields={**_DW0, **_DW1_REQUEST,
     "register":     _field(2,  2, 10),  # Extended Register and Register Number (ECAM bits 11:2).
     "function":     _field(2, 16,  3),
     "device":       _field(2, 19,  5),
