@@ -78,7 +78,7 @@ from literecorder.cores.pcie.core import RCRootComplex
 from literecorder.cores.pcie.windows import SRAMWindow, DRAMWindow
 from literecorder.cores.nvme.core import NVMeHost
 from literecorder.cores.recorder.core import RecorderCore
-from literecorder.soc.recorder import (PCIE_SRAM_BASE, PCIE_SRAM_SIZE, NVME_QUEUE_BASE, NVME_ENTRIES,
+from literecorder.soc.recorder import (PCIE_SRAM_BASE, PCIE_SRAM_SIZE, PCIE_STAGING_BASE, NVME_QUEUE_BASE, NVME_ENTRIES,
     RECORDER_SLOTS)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -254,12 +254,14 @@ def build_rc(dw):
     # The windows the SoC adds, served by IOs here.
     ws  = [m.rc.add_window("sram", PCIE_SRAM_BASE, PCIE_SRAM_SIZE, on_chip=True)]
     ws += [m.rc.add_window("dram", MAIN_RAM_BASE + DRAM_SIZE//2, DRAM_SIZE//2)]
+    # The recorder's on-chip slots (a KC705's 256 KiB staging bank).
+    ws += [m.rc.add_window("staging", PCIE_STAGING_BASE, 256*1024, on_chip=True)]
     host = _WindowHost(dw)
     NVMeHost(host, NVME_QUEUE_BASE, entries=NVME_ENTRIES, with_bench=False)   # Its window geometry.
     for w in host.windows:
         ws.append(m.rc.add_window(w.name, w.base, w.size, w.readable, w.writable, w.on_chip))
     ios += window_ios(ws) + flat(m.rc.doorbell)
-    return m, ios, "RCRootComplex (TLP layer, requester, completer; 5 windows as IOs)"
+    return m, ios, "RCRootComplex (TLP layer, requester, completer; 6 windows as IOs)"
 
 def build_windows(dw):
     m = LiteXModule()

@@ -156,6 +156,27 @@ def aligner_cmd_layout(ndw):
         ("length",     11),                  # Dwords (1..1024).
     ]
 
+def aligner_geometry_layout(ndw):
+    """A packet's geometry in the ``DwordAligner``, derived from its command (``aligner_geometry``)."""
+    lbit = log2_int(ndw)
+    return [
+        ("n_in",   10),         # Input beats of the packet.
+        ("last_j", 10),         # Index of the last output beat (output beats - 1).
+        ("end",    lbit + 1),   # Dwords of the last output beat (1..ndw).
+    ]
+
+def aligner_geometry(ndw, in_offset, out_offset, length):
+    """The one definition of a packet's geometry: ``{field: expression}`` of
+    ``aligner_geometry_layout``. The aligner computes it from its command, or takes it from a
+    register its user loads ahead (``DwordAligner(geometry="cmd")``) to keep the adders off the
+    beat path."""
+    lbit = log2_int(ndw)
+    return {
+        "n_in":  (in_offset  + length + ndw - 1) >> lbit,
+        "last_j": (out_offset + length - 1) >> lbit,
+        "end":   (out_offset + length - 1)[:lbit] + 1,
+    }
+
 class DwordAligner(LiteXModule):
     """Moves a packet of ``length`` dwords from dword ``in_offset`` of the input beats to dword
     ``out_offset`` of the output beats: the one re-alignment shifter of the root complex, used once
@@ -171,13 +192,18 @@ class DwordAligner(LiteXModule):
     ``cmd`` stays valid during its packet and is acknowledged with the last output beat, so the
     aligner keeps no copy of it; ``sink`` gives exactly ceil((in_offset + length)/ndw) beats.
     ``source.dwords`` flags the output dwords holding the packet (the others are don't-care).
+    With ``geometry="cmd"`` the command also carries the packet's geometry
+    (``aligner_geometry_layout``, computed by the user with ``aligner_geometry`` into registers).
     """
-    def __init__(self, data_width):
+    def __init__(self, data_width, geometry="comb"):
         check_data_width(data_width, minimum=128)
+        if geometry not in ("comb", "cmd"):
+            raise ValueError(f"DwordAligner: geometry={geometry!r}: 'comb' (from the command) or 'cmd' (with it)")
         dw   = data_width
         ndw  = dw//32
         lbit = log2_int(ndw)
-        self.cmd    = cmd    = stream.Endpoint(aligner_cmd_layout(ndw))
+        layout = aligner_cmd_layout(ndw) + (aligner_geometry_layout(ndw) if geometry == "cmd" else [])
+        self.cmd    = cmd    = stream.Endpoint(layout)
         self.sink   = sink   = stream.Endpoint([("dat", dw)])
         self.source = source = stream.Endpoint([("dat", dw), ("dwords", ndw)])
 
@@ -187,16 +213,19 @@ class DwordAligner(LiteXModule):
         k      = Signal(lbit)        # Dwords of an output beat taken from the previous input beat.
         prime  = Signal()            # The first output beat needs two input beats.
         n_in   = Signal(10)
-        n_out  = Signal(10)
+        last_j = Signal(10)          # Index of the last output beat.
         end    = Signal(lbit + 1)    # Dwords of the last output beat (1..ndw).
         diff   = Signal(lbit + 1)    # out_offset - in_offset: its borrow says `prime`.
+        geo = aligner_geometry(ndw, cmd.in_offset, cmd.out_offset, cmd.length)
+        if geometry == "cmd":
+            geo = {name: getattr(cmd, name) for name in geo}
         self.comb += [
             diff.eq(cmd.out_offset - cmd.in_offset),
             k.eq(diff[:lbit]),
             prime.eq(diff[lbit]),
-            n_in.eq((cmd.in_offset  + cmd.length + ndw - 1) >> lbit),
-            n_out.eq((cmd.out_offset + cmd.length + ndw - 1) >> lbit),
-            end.eq((cmd.out_offset + cmd.length - 1)[:lbit] + 1),
+            n_in.eq(geo["n_in"]),
+            last_j.eq(geo["last_j"]),
+            end.eq(geo["end"]),
         ]
 
         # Progress: input beats consumed, output beats sent (both 0 between packets).
@@ -216,7 +245,7 @@ class DwordAligner(LiteXModule):
 
         self.comb += [
             source.first.eq(j == 0),
-            source.last.eq(j == n_out - 1),
+            source.last.eq(j == last_j),
             If(cmd.valid,
                 If(pre,
                     sink.ready.eq(1),

@@ -153,45 +153,65 @@ class RCCompleter(LiteXModule):
         ]
         status = status_fifo.source
 
-        # Window decode of the request at the head of the header FIFO into a register stage (`hdr`
-        # and its decoded fields): the dispatch and both paths work from registers -----------------
+        # Window decode of the request at the head of the header FIFO, over two register stages:
+        # `pre` (the request, each window's hit, the beat geometry) then `hdr` (the window, its
+        # offset): the dispatch and both paths work from registers ---------------------------------
         head    = hdr_fifo.source
         end_adr = Signal(33)     # Last byte + 1 of the request.
         self.comb += end_adr.eq(head.adr[:32] + Cat(Constant(0, 2), head.len) - 1)
-        hit_c    = Signal(nwin)
-        win_c    = Signal(wbits)
-        offset_c = Signal(obits)
+        hit_c = Signal(nwin)
         for i, w in enumerate(windows):
             sb = log2_int(w.size)
             self.comb += hit_c[i].eq(
                 (head.adr[32:] == 0) & ~end_adr[32] &
                 (head.adr[sb:32] == (w.base >> sb)) & (end_adr[sb:32] == (w.base >> sb)) &
                 (head.we & w.writable | ~head.we & w.readable))
-            self.comb += If(hit_c[i], win_c.eq(i), offset_c.eq(head.adr[:sb]))
+        wr_in_offset = Mux(head.h4, 4, 3)[:lbit]   # Write payload after the header (mod ndw).
+        wr_geo_c = aligner_geometry(ndw, wr_in_offset, head.adr[2:beat_log2], head.len)
+        pre       = Record(request_header_layout())
+        pre_valid = Signal()
+        pre_hit   = Signal(nwin)
+        pre_geo   = Record(aligner_geometry_layout(ndw))  # Write payload's geometry in the aligner.
+        pre_rd_beats = Signal(9)
+        pre_wr_end   = Signal(lbit)
         hdr       = Record(request_header_layout())
         hdr_valid = Signal()
         any_hit   = Signal()
         win_idx   = Signal(wbits)
         offset    = Signal(obits)
+        wr_geo    = Record(aligner_geometry_layout(ndw))
         rd_beats  = Signal(9)    # Window beats a read covers.
         wr_end    = Signal(lbit) # Dword of the last payload dword in its beat (writes).
         pop       = Signal()
-        self.comb += head.ready.eq(~hdr_valid | pop)
-        self.sync += [
-            If(head.valid & head.ready,
-                hdr_valid.eq(1),
-                hdr.raw_bits().eq(head.payload.raw_bits()),
-                any_hit.eq((hit_c != 0) & self.enable),
-                win_idx.eq(win_c),
-                offset.eq(offset_c),
-                # (Windows are aligned on their size, a multiple of the beat: the offset's dword
-                # in the beat is the address's.)
-                rd_beats.eq((head.adr[2:beat_log2] + head.len + ndw - 1) >> lbit),
-                wr_end.eq(head.adr[2:beat_log2] + head.len - 1),
-            ).Elif(pop,
-                hdr_valid.eq(0),
-            )
+        hdr_take  = Signal()
+        self.comb += [
+            hdr_take.eq(~hdr_valid | pop),
+            head.ready.eq(~pre_valid | hdr_take),
         ]
+        self.sync += If(head.ready,
+            pre_valid.eq(head.valid),
+            pre.raw_bits().eq(head.payload.raw_bits()),
+            pre_hit.eq(hit_c),
+            [getattr(pre_geo, name).eq(v) for name, v in wr_geo_c.items()],
+            # (Windows are aligned on their size, a multiple of the beat: the offset's dword in
+            # the beat is the address's.)
+            pre_rd_beats.eq((head.adr[2:beat_log2] + head.len + ndw - 1) >> lbit),
+            pre_wr_end.eq(head.adr[2:beat_log2] + head.len - 1),
+        )
+        win_c    = Signal(wbits)
+        offset_c = Signal(obits)
+        for i, w in enumerate(windows):
+            self.comb += If(pre_hit[i], win_c.eq(i), offset_c.eq(pre.adr[:log2_int(w.size)]))
+        self.sync += If(hdr_take,
+            hdr_valid.eq(pre_valid),
+            hdr.raw_bits().eq(pre.raw_bits()),
+            any_hit.eq((pre_hit != 0) & self.enable),
+            win_idx.eq(win_c),
+            offset.eq(offset_c),
+            wr_geo.raw_bits().eq(pre_geo.raw_bits()),
+            rd_beats.eq(pre_rd_beats),
+            wr_end.eq(pre_wr_end),
+        )
         # PCIe ordering of posted writes across windows: a write starts only when the other windows'
         # writes are in their memories.
         # (A beat in the write register below is not in its memory yet: a write to another window
@@ -202,7 +222,7 @@ class RCCompleter(LiteXModule):
                 [v.drained for j, v in enumerate(windows) if j != i])) for i in range(nwin)})
 
         # Write path: payload -> aligner -> window ------------------------------------------------
-        self.wr_aligner = wal = DwordAligner(dw)
+        self.wr_aligner = wal = DwordAligner(dw, geometry="cmd")
         wr_win  = Signal(wbits)
         wr_beat = Signal(obits - beat_log2)
         self.comb += [
@@ -210,6 +230,7 @@ class RCCompleter(LiteXModule):
             wal.cmd.in_offset.eq(Mux(hdr.h4, 4, 3)),     # Payload after the header (mod ndw).
             wal.cmd.out_offset.eq(offset[2:beat_log2]),
             wal.cmd.length.eq(hdr.len),
+            [getattr(wal.cmd, name).eq(getattr(wr_geo, name)) for name, _ in wr_geo.layout],
         ]
         wr_be = Signal(dw//8)
         for l in range(ndw):
@@ -373,193 +394,247 @@ class RCCompleter(LiteXModule):
             self.slow if off_chip else None)
 
     def _formatter(self, windows, on_chip, off_chip, wbits, obits, fast, slow):
-        """One formatter for every window: takes a read request (on-chip windows first), sends its
-        completions (split at MPS), then takes the next one.
+        """One formatter for every window, in two stages joined by small FIFOs:
 
-        Every completion's geometry (dwords, last or not) is a register, computed when the request
-        is taken and when the previous completion ends; on-chip windows are read ahead into a small
-        FIFO (a read is issued while it has room), so the memories' addresses do not wait for the
-        TX side's ``ready``; the completions leave through an output register."""
+        ::
+
+            fast/slow queues --> splitter --> completions (desc) --> sender --> output register
+            (on-chip first)        |                                   ^
+                                   +--> on-chip reads (issue) --> prefetch (on-chip windows)
+                                                                 window rd_data (off-chip)
+
+        The splitter takes a request (on-chip windows first) and cuts it into completions at MPS
+        boundaries: each completion's header fields and its geometry in the aligner are computed
+        over two cycles into a descriptor. The sender sends the descriptors back to back (no cycle
+        between completions, nor between requests) from registers; on-chip windows are read ahead
+        into a small FIFO (a read is issued while it has room), so the memories' addresses do not
+        wait for the TX side's ``ready``; the completions leave through an output register."""
         m         = LiteXModule()
         dw        = self.data_width
         ndw       = dw//32
         lbit      = log2_int(ndw)
         beat_log2 = log2_int(dw//8)
-        m.out_buf = out_buf = stream.Buffer(phy_layout(dw))
-        self.comb += out_buf.source.connect(self.source)
-        out       = out_buf.sink
+        rbits     = max([log2_int(windows[i].size) - beat_log2 for i in on_chip] + [1])
+        is_on     = Array([Constant(int(w.on_chip), 1) for w in windows])
 
-        # Request being served: its queue entry stays at the head until its last completion.
-        busy      = Signal()
-        from_fast = Signal()
-        sel_fast  = Signal()
-        done      = Signal()
-        load      = Signal()
-        req       = stream.Endpoint(read_request_layout(wbits, obits))
-        heads     = fast.source.valid | (slow.source.valid if slow is not None else 0)
-        self.comb += [
-            sel_fast.eq(Mux(busy, from_fast, fast.source.valid)),
-            load.eq(~busy & heads),
-            fast.source.ready.eq(done & from_fast),
-        ]
-        if slow is not None:
-            self.comb += [
-                If(sel_fast,
-                    fast.source.connect(req, omit={"valid", "ready"}),
-                ).Else(
-                    slow.source.connect(req, omit={"valid", "ready"}),
-                ),
-                slow.source.ready.eq(done & ~from_fast),
-            ]
-        else:
-            self.comb += fast.source.connect(req, omit={"valid", "ready"})
+        # Splitter: request -> completion descriptors ----------------------------------------------
+        desc_layout = [
+            ("ur",       1),
+            ("window",   wbits),
+            ("ndws",     11),          # Dwords of the completion.
+            ("bc",       12),          # Byte Count.
+            ("la",       7),           # Lower Address.
+            ("in_offset", lbit),       # Dword of the completion's first dword in its window beat.
+            ("tag",      8),
+            ("req_id",   16),
+        ] + aligner_geometry_layout(ndw)
+        m.desc  = desc  = stream.SyncFIFO(desc_layout, 4, buffered=True)
+        m.issue = issue_q = stream.SyncFIFO([("window", wbits), ("beat", rbits), ("n", 10)], 4, buffered=True)
 
-        # Progress within the request and geometry of the current completion (registers).
         mps_dws  = Signal(11)
-        dwa      = Signal(obits - 2)  # Dword address (in its window) of the current completion.
-        left     = Signal(11)         # Dwords left (the current completion's included).
-        ndws     = Signal(11)         # Dwords of the current completion.
-        last_cpl = Signal()           # The current completion is the request's last.
-        bc       = Signal(13)         # Bytes left: Byte Count of the current completion.
-        first    = Signal()
-        skip     = Signal(2)          # Bytes before the first enabled one.
         self.sync += mps_dws.eq(1 << (self.mps_log2 - 2))
+        s_ur     = Signal()
+        s_win    = Signal(wbits)
+        s_on     = Signal()
+        s_tag    = Signal(8)
+        s_req_id = Signal(16)
+        s_dwa    = Signal(obits - 2)  # Dword address (in its window) of the next completion.
+        s_left   = Signal(11)         # Dwords left (the next completion's included).
+        s_len    = Signal(11)
+        s_fbe    = Signal(4)
+        s_lbe    = Signal(4)
+        s_first  = Signal()
+        s_skip   = Signal(2)          # Bytes before the first enabled one.
+        s_bc     = Signal(13)         # Bytes left: Byte Count of the next completion.
+        s_ndws   = Signal(11)         # Dwords of the next completion.
+        req      = stream.Endpoint(read_request_layout(wbits, obits))
+        take_fast = Signal()
+        self.comb += take_fast.eq(fast.source.valid)
+        if slow is not None:
+            self.comb += If(take_fast,
+                fast.source.connect(req, omit={"ready"}),
+            ).Else(
+                slow.source.connect(req, omit={"ready"}),
+            )
+        else:
+            self.comb += fast.source.connect(req, omit={"ready"})
         # First completion: up to the first MPS boundary; the next ones: MPS or the rest.
-        to_bnd0 = Signal(11)
-        ndws0   = Signal(11)
-        left1   = Signal(11)
-        ndws1   = Signal(11)
-        self.comb += [
-            to_bnd0.eq(mps_dws - (req.offset[2:][:11] & (mps_dws - 1))),
-            ndws0.eq(Mux(req.len < to_bnd0, req.len, to_bnd0)),
-            left1.eq(left - ndws),
-            ndws1.eq(Mux(left1 < mps_dws, left1, mps_dws)),
-        ]
+        to_bnd = Signal(11)
+        self.comb += to_bnd.eq(mps_dws - (s_dwa[:11] & (mps_dws - 1)))
         total  = Signal(13)
         single = Signal(3)
         self.comb += [
-            _single_dw_bytes(req.first_be, single),
-            If(req.len == 1,
+            _single_dw_bytes(s_fbe, single),
+            If(s_len == 1,
                 total.eq(single)
             ).Else(
-                total.eq((req.len << 2) - _first_be_skip(req.first_be) - _last_be_skip(req.last_be))
+                total.eq((s_len << 2) - _first_be_skip(s_fbe) - _last_be_skip(s_lbe))
             ),
         ]
-        ur     = req.ur
-        al_end = Signal()    # The current completion's last beat is sent.
-        self.sync += [
-            If(load,
-                busy.eq(1),
-                from_fast.eq(fast.source.valid),
-                dwa.eq(req.offset[2:]),
-                left.eq(req.len),
-                ndws.eq(ndws0),
-                last_cpl.eq(req.len <= to_bnd0),
-                bc.eq(total),
-                first.eq(1),
-                skip.eq(_first_be_skip(req.first_be)),
-            ).Elif(al_end,
-                dwa.eq(dwa + ndws),
-                left.eq(left1),
-                ndws.eq(ndws1),
-                last_cpl.eq(left1 <= mps_dws),
-                bc.eq(bc - Mux(first, (ndws << 2) - skip, ndws << 2)),
-                first.eq(0),
-            ),
-            If(done, busy.eq(0)),
+        geo = aligner_geometry(ndw, s_dwa[:lbit], Constant(3, lbit), s_ndws)
+        last = Signal()
+        self.comb += last.eq(s_ur | (s_left == s_ndws))
+        self.comb += [
+            desc.sink.ur.eq(s_ur),
+            desc.sink.window.eq(s_win),
+            desc.sink.ndws.eq(s_ndws),
+            desc.sink.bc.eq(s_bc[:12]),
+            desc.sink.la.eq(Cat(Mux(s_first & ~s_ur, s_skip, 0), Mux(s_ur, 0, s_dwa[:5]))),
+            desc.sink.in_offset.eq(s_dwa[:lbit]),
+            desc.sink.tag.eq(s_tag),
+            desc.sink.req_id.eq(s_req_id),
+            [getattr(desc.sink, name).eq(v) for name, v in geo.items()],
+            issue_q.sink.window.eq(s_win),
+            issue_q.sink.beat.eq(s_dwa[lbit:]),
+            issue_q.sink.n.eq(geo["n_in"]),
         ]
+        m.split = split = FSM(reset_state="LOAD")
+        split.act("LOAD",
+            If(req.valid,
+                fast.source.ready.eq(take_fast),
+                (slow.source.ready.eq(~take_fast) if slow is not None else []),
+                NextValue(s_ur, req.ur),
+                NextValue(s_win, req.window),
+                NextValue(s_on, is_on[req.window] & ~req.ur),
+                NextValue(s_tag, req.tag),
+                NextValue(s_req_id, req.req_id),
+                NextValue(s_dwa, req.offset[2:]),
+                NextValue(s_left, req.len),
+                NextValue(s_len, req.len),
+                NextValue(s_fbe, req.first_be),
+                NextValue(s_lbe, req.last_be),
+                NextValue(s_first, 1),
+                NextState("CALC")
+            )
+        )
+        split.act("CALC",
+            If(s_first,
+                NextValue(s_ndws, Mux(s_left < to_bnd, s_left, to_bnd)),
+                NextValue(s_bc, total),
+                NextValue(s_skip, _first_be_skip(s_fbe)),
+            ).Else(
+                NextValue(s_ndws, Mux(s_left < mps_dws, s_left, mps_dws)),
+            ),
+            NextState("EMIT")
+        )
+        split.act("EMIT",
+            desc.sink.valid.eq(~s_on | issue_q.sink.ready),
+            issue_q.sink.valid.eq(s_on & desc.sink.ready),
+            If(desc.sink.valid & desc.sink.ready,
+                NextValue(s_dwa, s_dwa + s_ndws),
+                NextValue(s_left, s_left - s_ndws),
+                NextValue(s_bc, s_bc - Mux(s_first, (s_ndws << 2) - s_skip, s_ndws << 2)),
+                NextValue(s_first, 0),
+                If(last,
+                    NextState("LOAD")
+                ).Else(
+                    NextState("CALC")
+                )
+            )
+        )
 
-        # Completion header (3 dwords).
-        header = Signal(96)
-        self.comb += header.eq(tlp_image(COMPLETION_HEADER, 3,
-            length        = Mux(ur, 0, ndws[:10]),
-            type          = FMT_TYPE_CPL,
-            fmt           = Cat(0, ~ur),                   # CplD, or Cpl for a refused read.
-            byte_count    = bc[:12],
-            status        = Mux(ur, CPL_UR, CPL_SC),
-            completer_id  = self.completer_id,
-            lower_address = Cat(Mux(first & ~ur, skip, 0), Mux(ur, 0, dwa[:5])),
-            tag           = req.tag,
-            requester_id  = req.req_id))
-
-        # Data: on-chip windows read ahead into `prefetch` (a read is issued while it has room for
-        # the reads in flight), off-chip windows streamed.
-        m.aligner  = al = DwordAligner(dw)
+        # On-chip reads: issued in the sender's order while the prefetch FIFO has room -------------
         m.prefetch = pf = stream.SyncFIFO([("dat", dw)], 4)
-        rbits    = max([log2_int(windows[i].size) - beat_log2 for i in on_chip] + [1])
         rd_beat  = Signal(rbits)     # Beat address of the next read.
-        rd_left  = Signal(10)        # Reads left to issue.
+        rd_left  = Signal(10)        # Reads left to issue for the current entry.
         rd_on    = Signal()          # Reads of an on-chip window are being issued.
+        rd_win   = Signal(wbits)
         issue    = Signal()
+        take     = Signal()
         inflight = Signal()          # A read was issued: its data is on the window's rd_dat.
-        win      = Signal(wbits)
-        is_on    = Array([Constant(int(w.on_chip), 1) for w in windows])
-        self.comb += issue.eq(rd_on & (pf.level + inflight < pf.depth))
+        in_win   = Signal(wbits)     # ... of this window.
+        self.comb += [
+            issue.eq(rd_on & (pf.level + inflight < pf.depth)),
+            take.eq(issue_q.source.valid & (~rd_on | (issue & (rd_left == 1)))),
+            issue_q.source.ready.eq(take),
+        ]
         self.sync += [
             inflight.eq(issue),
-            If(load,
-                win.eq(req.window),
-                rd_beat.eq(req.offset[beat_log2:]),
-                rd_left.eq((req.offset[2:beat_log2] + req.len + ndw - 1) >> lbit),
-                rd_on.eq(is_on[req.window] & ~ur),
+            in_win.eq(rd_win),
+            If(take,
+                rd_on.eq(1),
+                rd_win.eq(issue_q.source.window),
+                rd_beat.eq(issue_q.source.beat),
+                rd_left.eq(issue_q.source.n),
             ).Elif(issue,
                 rd_beat.eq(rd_beat + 1),
                 rd_left.eq(rd_left - 1),
                 rd_on.eq(rd_left != 1),
             ),
         ]
-        src_dat   = Signal(dw)
-        src_valid = Signal()
-        cases, rd_cases = {}, {}
+        rd_cases = {}
         for i in on_chip:
             w = windows[i]
             self.comb += [
                 w.rd_adr.eq(rd_beat),
-                w.rd_active.eq(rd_on & (win == i)),
+                w.rd_active.eq(rd_on & (rd_win == i)),
             ]
             rd_cases[i] = pf.sink.dat.eq(w.rd_dat)
+        self.comb += [
+            pf.sink.valid.eq(inflight),
+            Case(in_win, rd_cases),
+        ]
+
+        # Sender: one completion per descriptor, back to back --------------------------------------
+        m.out_buf = out_buf = stream.Buffer(phy_layout(dw))
+        self.comb += out_buf.source.connect(self.source)
+        out = out_buf.sink
+        d   = desc.source
+        m.aligner = al = DwordAligner(dw, geometry="cmd")
+        header = Signal(96)
+        self.comb += header.eq(tlp_image(COMPLETION_HEADER, 3,
+            length        = Mux(d.ur, 0, d.ndws[:10]),
+            type          = FMT_TYPE_CPL,
+            fmt           = Cat(0, ~d.ur),                 # CplD, or Cpl for a refused read.
+            byte_count    = d.bc,
+            status        = Mux(d.ur, CPL_UR, CPL_SC),
+            completer_id  = self.completer_id,
+            lower_address = d.la,
+            tag           = d.tag,
+            requester_id  = d.req_id))
+        src_dat   = Signal(dw)
+        src_valid = Signal()
+        cases = {}
+        for i in on_chip:
             cases[i] = [src_dat.eq(pf.source.dat), src_valid.eq(pf.source.valid),
                 pf.source.ready.eq(al.sink.ready)]
         for i in off_chip:
             w = windows[i]
             cases[i] = [src_dat.eq(w.rd_data.dat), src_valid.eq(w.rd_data.valid),
                 w.rd_data.ready.eq(al.sink.ready)]
-        self.comb += [
-            pf.sink.valid.eq(inflight),
-            Case(win, rd_cases),
-            Case(win, cases),
-        ]
+        self.comb += Case(d.window, cases)
         self.comb += [
             al.sink.dat.eq(dword_swap(src_dat, ndw, self.endianness)),
-            al.sink.valid.eq(src_valid & busy),
+            al.sink.valid.eq(src_valid & d.valid & ~d.ur),
             # Payload from dword 3 of the completion, after its header.
-            al.cmd.in_offset.eq(dwa[:lbit]),
+            al.cmd.in_offset.eq(d.in_offset),
             al.cmd.out_offset.eq(3),
-            al.cmd.length.eq(ndws),
-            al_end.eq(al.cmd.valid & al.cmd.ready),
+            al.cmd.length.eq(d.ndws),
+            [getattr(al.cmd, name).eq(getattr(d, name)) for name, _ in aligner_geometry_layout(ndw)],
         ]
         self.comb += [
             out.dat[96:].eq(al.source.dat[96:]),
-            If(al.source.first | ur,
+            If(al.source.first | d.ur,
                 out.dat[:96].eq(header),
             ).Else(
                 out.dat[:96].eq(al.source.dat[:96]),
             ),
-            If(busy & ur,
+            If(d.valid & d.ur,
                 # Refused read: one completion without data.
                 out.valid.eq(1),
                 out.first.eq(1),
                 out.last.eq(1),
                 out.be.eq(0xfff),
+                d.ready.eq(out.ready),
             ).Else(
-                al.cmd.valid.eq(busy),
+                al.cmd.valid.eq(d.valid),
                 out.valid.eq(al.source.valid),
                 out.first.eq(al.source.first),
                 out.last.eq(al.source.last),
                 out.be.eq(be_of_dwords(al.source.dwords | Mux(al.source.first, 0b111, 0))),
                 al.source.ready.eq(out.ready),
+                d.ready.eq(al.cmd.ready),
             ),
-            done.eq(busy & Mux(ur, out.ready, al_end & last_cpl)),
         ]
-        self.sync += If(out.valid & out.ready & out.first & ~ur, self.rd_served.eq(self.rd_served + 1))
+        self.sync += If(out.valid & out.ready & out.first & ~d.ur, self.rd_served.eq(self.rd_served + 1))
         return m
