@@ -7,8 +7,8 @@
 volume (`rec_format fs=exfat`), every recording becomes a contiguous file with its .sigmf-meta
 beside it. Checked on the namespace file with Debian's exfatprogs (`fsck.exfat -n`), a real exFAT
 driver (exfat-fuse on a read-only loop device) and the `sigmf` package; a volume mkfs.exfat made is
-refused; a recording cut by a power loss leaves a clean volume and rec_close ends its file at the
-last checkpoint."""
+refused; a recording cut by a power loss leaves a clean volume and the next nvme_init ends it, its
+file cut at the last checkpoint."""
 
 import os
 import sys
@@ -125,8 +125,9 @@ def test_recordings_as_files_deleted_one_and_the_catalog_agrees(vol, tmp_path):
     # A name exFAT forbids, and a name already on the volume: refused before anything is written.
     sim.cmd("rec_meta name=a*b")
     out = sim.cmd("rec_record auto 1")
-    assert ("Error: the file name \"a*b.sigmf-data\" is not allowed on an exFAT volume (exFAT forbids the characters "
-        "\" * / : < > ? \\ | and control characters in names): rec_meta name=<another>") in out
+    assert ("Error: the file name \"a*b.sigmf-data\" is not allowed on an exFAT volume ('*' is not allowed: exFAT "
+        "forbids the characters \" * / : < > ? \\ | and control characters (U+0000-U+001F) in names; letters of any "
+        "language, digits, spaces and other signs are allowed): rec_meta name=<another>") in out
     sim.cmd("rec_meta name=FIRST")
     out = sim.cmd("rec_record auto 1")
     assert ("Error: nvme0: a file named \"FIRST.sigmf-data\" is on the volume: rec_meta name=<another> (or rec_delete "
@@ -229,7 +230,7 @@ def test_drop_log_and_ring_in_the_files_and_their_meta(vol, tmp_path):
     assert [(a["core:sample_start"], a["core:label"]) for a in mr["annotations"]] == [(trig - oldest, "trigger")]
 
 @pytest.mark.xdist_group("exfat-kill")
-def test_power_loss_leaves_a_clean_volume_and_rec_close_cuts_the_file(request, tmp_path):
+def test_power_loss_leaves_a_clean_volume_and_the_next_nvme_init_cuts_the_file(request, tmp_path):
     ssd = ["--ssd-profile", "ideal", "--ns-size", "256MiB"]
     sim = new_session(request, 1, ssd, "exfat-cut1", tmp_path)
     img = ns(sim)
@@ -252,24 +253,47 @@ def test_power_loss_leaves_a_clean_volume_and_rec_close_cuts_the_file(request, t
     d = drv.Drive(img)
     f = exfat.Volume(d.read).find("cut.sigmf-data")
     d.close()
+    rec = json.loads(literec("list", img, "--json").stdout)["recordings"][0]
+    n = rec["bytes_recorded"]                        # the last checkpoint
+    assert rec["state"] == "interrupted" and 0 < n < 64*MiB, rec
+    # ValidDataLength follows the checkpoints (written right after the catalog entry).
+    assert (f.length, f.flags) == (64*MiB, 3) and 0 < f.valid <= n and f.valid % (128*1024) == 0, (f, n)
     sim = new_session(request, 1, ssd, "exfat-cut2", tmp_path)
     try:
+        # The next nvme_init repairs: the recording ends at its last checkpoint, its file is cut there.
         out = sim.cmd("nvme_init")
-        n = int(result(out, "catalog_interrupted")["bytes"])
-        assert 0 < n < 64*MiB
-        # ValidDataLength follows the checkpoints (written right after the catalog entry).
-        assert (f.length, f.flags) == (64*MiB, 3) and 0 < f.valid <= n and f.valid % (128*1024) == 0, (f, n)
-        out = sim.cmd("rec_close 1")
-        assert result(out, "rec_close")["ok"] == "1", out
+        assert (f'nvme0: exFAT repair: recording 1 was interrupted (a power loss or a reset): "cut.sigmf-data" cut '
+            f'from {64*MiB} to {n} bytes (its last checkpoint), the {64*MiB - n} bytes after it freed, its .sigmf-meta '
+            "written; the recording is ended (aborted)") in out, out
+        r = result(out, "catalog_repair")
+        assert (r["old_length"], r["length"], r["valid"], r["meta"], r["ok"]) == (str(64*MiB), str(n), str(n), "1", "1")
+        assert "catalog_interrupted" not in out and result(out, "nvme_init")["ok"] == "1"
+        # Once: the next nvme_init and rec_list find nothing to repair; rec_close has nothing to end.
+        out = sim.cmd("nvme_init")
+        assert "repair" not in out and "interrupted" not in out, out
+        out = sim.cmd("rec_list")
+        assert "repair" not in out and " aborted " in out, out
+        assert "Error: recording 1 is aborted: rec_close ends an interrupted recording" in sim.cmd("rec_close 1")
+        # A name with spaces and a non-ASCII letter: quoted, the letter as \uXXXX (the console is ASCII).
+        out = sim.cmd('rec_meta name="my capture \\u00e9"')
+        assert "next recording: name=my capture \u00e9 " in out, out
+        ok(sim, "rec_record auto 1 seed=9", "rec_record")
     finally:
         sim.close()
     rc, out = fsck(img)
-    assert rc == 0 and "files 3" in out, out
-    assert "agree=1" in literec("fsck", img).stdout
+    assert rc == 0 and "files 5" in out, out
+    assert "RESULT name=fsck recordings=2 drives=1 problems=0 agree=1" in literec("fsck", img).stdout
+    assert names(img) == ["literec.catalog", "cut.sigmf-data", "cut.sigmf-meta", "my capture \u00e9.sigmf-data",
+        "my capture \u00e9.sigmf-meta"]
     with mounted(img) as mnt:
         d = open(os.path.join(mnt, "cut.sigmf-data"), "rb").read()
         assert len(d) == n and d == pattern_bytes(1, n)
-        sigmf_valid(os.path.join(mnt, "cut.sigmf-meta"))
+        m = sigmf_valid(os.path.join(mnt, "cut.sigmf-meta"))
+        assert open(os.path.join(mnt, "my capture \u00e9.sigmf-data"), "rb").read() == pattern_bytes(9, MiB)
+    assert m["global"]["literec:recording_id"] == 1
+    lst = json.loads(literec("list", img, "--json").stdout)["recordings"]
+    assert [(x["state"], x["bytes_recorded"], x["name"]) for x in lst] == [("aborted", n, "cut"),
+        ("complete", MiB, "my capture \u00e9")]
 
 # Two drives striped ---------------------------------------------------------------------------------------
 
