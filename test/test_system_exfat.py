@@ -11,6 +11,7 @@ refused; a recording cut by a power loss leaves a clean volume and the next nvme
 file cut at the last checkpoint."""
 
 import os
+import re
 import sys
 import json
 import time
@@ -228,6 +229,43 @@ def test_drop_log_and_ring_in_the_files_and_their_meta(vol, tmp_path):
     k = g["literec:oldest_offset"]
     assert (ring[k:] + ring[:k])[:total - oldest] == stream(43, total - oldest, oldest)
     assert [(a["core:sample_start"], a["core:label"]) for a in mr["annotations"]] == [(trig - oldest, "trigger")]
+
+def test_until_stop_without_a_size_reserves_the_largest_free_run_and_is_cut_at_the_stop(vol):
+    sim, img = vol, ns(vol)
+    ok(sim, "rec_format fs=exfat yes", "rec_format")
+    sim.cmd("rec_meta name=a")
+    ok(sim, "rec_record auto 2 seed=61", "rec_record")
+    sim.cmd("rec_meta name=b")
+    ok(sim, "rec_record auto 1 seed=62", "rec_record")
+    hole = int(result(sim.cmd("rec_show 1"), "rec_show")["lba"])
+    after_b = int(result(sim.cmd("rec_show 2"), "rec_show")["lba"]) + MiB//512
+    assert result(sim.cmd("rec_delete 1"), "rec_delete")["ok"] == "1"       # a 2 MiB hole before b
+    # An LBA: the free run from it (the hole, less room for a .sigmf-meta), recorded until it is full.
+    sim.cmd("rec_meta name=hole")
+    r, out = ok(sim, f"rec_start {hole} until-stop seed=64", "rec_start")
+    m = re.search(r"catalog: until-stop on exFAT: the free run, LBAs (\d+)\.\.(\d+) on nvme0 \((\d+) bytes in all\), "
+        "reserved; the file is cut at the stop", out)
+    assert m and int(m[1]) == hole and (int(m[2]) + 1 - hole)*512 == int(m[3]), out
+    held = int(m[3])
+    assert 2*MiB - 2*128*1024 <= held < 2*MiB and held % (128*1024) == 0, held
+    c = result(sim.cmd("rec_wait", timeout=600), "catalog_rec")
+    assert (c["state"], c["bytes"]) == ("complete", str(held)), c
+    # auto: the largest run (after b), not the first one; stopped, its file is cut there.
+    sim.cmd("rec_meta name=open")
+    r, out = ok(sim, "rec_start auto until-stop rate=200 seed=63", "rec_start")
+    assert f"catalog: until-stop on exFAT: the largest free run, LBAs {after_b}.." in out, out
+    assert result(sim.cmd("rec_wait 5"), "rec_wait")["done"] == "0"
+    sim.cmd("rec_stop")
+    c = result(sim.cmd("rec_wait", timeout=600), "catalog_rec")
+    n = int(c["bytes"])
+    assert c["state"] == "complete" and 0 < n < 100*MiB, c
+    rc, fout = fsck(img)
+    assert rc == 0 and "files 7" in fout, fout
+    assert "RESULT name=fsck recordings=3 drives=1 problems=0 agree=1" in literec("fsck", img).stdout
+    with mounted(img) as mnt:
+        assert open(os.path.join(mnt, "open.sigmf-data"), "rb").read() == pattern_bytes(63, n)
+        assert open(os.path.join(mnt, "hole.sigmf-data"), "rb").read() == pattern_bytes(64, held)
+        sigmf_valid(os.path.join(mnt, "open.sigmf-meta"))
 
 @pytest.mark.xdist_group("exfat-kill")
 def test_power_loss_leaves_a_clean_volume_and_the_next_nvme_init_cuts_the_file(request, tmp_path):

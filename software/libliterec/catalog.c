@@ -915,7 +915,7 @@ int catalog_until_stop_region(uint32_t mask, uint32_t chunk, int place, uint64_t
 	printf("catalog: until-stop on exFAT: %s free run, LBAs %llu..%llu on ", place ? "the largest" : "the",
 		(unsigned long long)at, (unsigned long long)(at + rows*cb - 1));
 	print_ports(mask);
-	printf(" (%llu MiB in all), reserved; the file is cut at the stop\n", (unsigned long long)(*bytes >> 20));
+	printf(" (%llu bytes in all), reserved; the file is cut at the stop\n", (unsigned long long)*bytes);
 	return 1;
 }
 
