@@ -371,3 +371,45 @@ def test_two_drives_striped_parts_joined_by_literec(request, tmp_path):
     literec("extract", a, b, "--id", 1, "-o", str(tmp_path / "both"), "--no-progress")
     assert open(tmp_path / "both", "rb").read() == stream(31, 8*MiB)
     assert "RESULT name=fsck recordings=2 drives=2 problems=0 agree=1" in literec("fsck", a, b).stdout
+
+@pytest.mark.xdist_group("exfat-2")
+def test_two_drives_killed_then_repaired_once_both_drives_are_present(request, tmp_path):
+    from conftest import parse_results
+    from literecorder.host.commands.fsck import member_bytes
+    ssd = ["--ssd-profile", "ideal", "--ns-size", "256MiB"]
+    sim = new_session(request, 2, ssd, "exfat2-cut1", tmp_path)
+    a, b = ns(sim, 0), ns(sim, 1)
+    try:
+        for p in (0, 1):
+            assert result(sim.cmd(f"nvme_init {p}"), "nvme_init")["ok"] == "1"
+        ok(sim, "rec_format fs=exfat yes", "rec_format")
+        sim.cmd("rec_checkpoint 2")
+        sim.cmd("rec_meta name=cut2")
+        ok(sim, "rec_start auto 16 ports=all rate=400 seed=33", "rec_start")
+        assert result(sim.cmd("rec_wait 10"), "rec_wait")["done"] == "0"
+    finally:
+        sim.close()                                  # SIGKILL: the power loss
+    rec = json.loads(literec("list", a, b, "--json").stdout)["recordings"][0]
+    n = rec["bytes_recorded"]
+    assert rec["state"] == "interrupted" and 0 < n < 16*MiB, rec
+    sim = new_session(request, 2, ssd, "exfat2-cut2", tmp_path)
+    try:
+        out = sim.cmd("nvme_init 0")                 # drive 1 of the set not there yet: named, not repaired
+        assert "repair" not in out and 'nvme0: catalog: recording 1 "cut2" was interrupted' in out, out
+        out = sim.cmd("nvme_init 1")
+        rep = [r for r in parse_results(out) if r.get("name") == "catalog_repair"]
+        want = [member_bytes(n, 128*1024, k, 2) for k in (0, 1)]
+        assert [(r["port"], r["part"], r["old_length"], r["length"], r["ok"]) for r in rep] == \
+            [(str(k), str(k + 1), str(8*MiB), str(want[k]), "1") for k in (0, 1)], out
+        for k in (0, 1):
+            assert (f'nvme{k}: exFAT repair: recording 1 was interrupted (a power loss or a reset): "cut2.part{k + 1}of2" '
+                f"cut from {8*MiB} to {want[k]} bytes") in out, out
+        assert "repair" not in sim.cmd("rec_list")
+    finally:
+        sim.close()
+    for img in (a, b):
+        rc, fout = fsck(img)
+        assert rc == 0 and "files 3" in fout, fout
+    assert "RESULT name=fsck recordings=1 drives=2 problems=0 agree=1" in literec("fsck", a, b).stdout
+    literec("extract", a, b, "--id", 1, "-o", str(tmp_path / "cut2"), "--no-progress")
+    assert open(tmp_path / "cut2", "rb").read() == stream(33, n)
