@@ -111,6 +111,13 @@ def test_bad_options_and_names_are_refused(vol):
     assert "Error: label 'ABCDEFGHIJKL': at most 11 characters" in sim.cmd("rec_format fs=exfat label=ABCDEFGHIJKL yes")
     assert "Error: label 'a:b': at most 11 characters, none of" in sim.cmd("rec_format fs=exfat label=a:b yes")
     assert "Error: label= names an exFAT volume" in sim.cmd("rec_format label=X yes")
+    # rec_meta name="...": the spaces as typed, \uXXXX for a letter beyond ASCII; bad quoting and escapes.
+    assert "next recording: name=a  b \u00fc\u044f " in sim.cmd('rec_meta name="a  b \\u00fc\\u044f"')
+    assert 'Error: name: no closing quote (name="words with spaces")' in sim.cmd('rec_meta name="a b')
+    assert "Error: name: 'x' after the closing quote" in sim.cmd('rec_meta name="a b"x')
+    assert "Error: name: '\\u00zz': \\u and four hex digits" in sim.cmd("rec_meta name=\\u00zz")
+    assert "Error: name: at most 32 bytes (UTF-8" in sim.cmd("rec_meta name=" + "a"*31 + "\\u00e9")
+    sim.cmd("rec_meta clear")
 
 def test_recordings_as_files_deleted_one_and_the_catalog_agrees(vol, tmp_path):
     sim, img = vol, ns(vol)
