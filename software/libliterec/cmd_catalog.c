@@ -10,7 +10,8 @@
 //   rec_show <id> [ports=...]               one recording, with its drop log
 //   rec_delete <id> [trim] [ports=...]      delete (trim: deallocate its regions)
 //   rec_close <id> [ports=...]              end an interrupted recording at its last checkpoint
-//   rec_meta [key=value ...] [clear]        metadata for the next recording (name, datatype, rate, freq, text)
+//   rec_meta [key=value ...] [clear]        metadata for the next recording (name, datatype, rate, freq, text);
+//                                           name="words in quotes", \uXXXX for a letter beyond ASCII
 //   rec_clock [unix-seconds]                wall-clock time of the recordings
 //   rec_checkpoint [ms]                     checkpoint interval of a running recording (modeled time)
 
