@@ -83,12 +83,13 @@ def _seal(buf):
     return bytes(buf)
 
 def _str(raw):
-    return raw.split(b"\0", 1)[0].decode("ascii", errors="replace")
+    # UTF-8: the BIOS stores names as typed (rec_meta's \\uXXXX escapes become UTF-8).
+    return raw.split(b"\0", 1)[0].decode("utf-8", errors="replace")
 
 def _put_str(buf, off, size, s):
-    b = s.encode("ascii")
+    b = s.encode("utf-8")
     if len(b) > size:
-        raise ValueError(f"{s!r}: at most {size} ASCII characters")
+        raise ValueError(f"{s!r}: at most {size} bytes of UTF-8")
     buf[off:off + len(b)] = b
 
 # Drive header -------------------------------------------------------------------------------------

@@ -88,8 +88,14 @@ def test_entry_errors_say_what_is_wrong():
         cat.parse_entry(bytes(v2))
     with pytest.raises(cat.NoCatalog):
         cat.parse_entry(bytes(4096))
-    with pytest.raises(ValueError, match="at most 32 ASCII"):
+    with pytest.raises(ValueError, match="at most 32 bytes of UTF-8"):
         cat.pack_entry(cat.Entry(name="n" * 33))
+    with pytest.raises(ValueError, match="at most 32 bytes of UTF-8"):
+        cat.pack_entry(cat.Entry(name="\u00e9" * 17))                 # 34 bytes
+    # Names are UTF-8 (the BIOS stores rec_meta's \uXXXX escapes so): 16 letters beyond ASCII fit.
+    e = cat.Entry(name="my capture \u00e9t\u00e9")
+    assert cat.parse_entry(cat.pack_entry(e)).name == "my capture \u00e9t\u00e9"
+    assert cat.parse_entry(cat.pack_entry(cat.Entry(name="\u00e9" * 16))).name == "\u00e9" * 16
     with pytest.raises(ValueError, match="the log holds 207"):
         cat.pack_entry(cat.Entry(drops=[cat.Drop(i, 1) for i in range(208)]))
 

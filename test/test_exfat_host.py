@@ -154,6 +154,10 @@ def test_contiguous_files_with_spaces_and_non_ascii_names_read_back_through_a_re
     used = sum((len(d) + 32767)//32768 for d in files.values())
     assert int(tool(img, "freeclusters")["free"]) == free0 - used
     assert tool(img, "create", "CAPTURE 1.SIGMF-DATA", 0, 0, 0, rc=1) == "error -5 a file of that name exists"
+    # Names compare through the up-case table (the name hash too): beyond ASCII as well.
+    assert tool(img, "create", "ÜBERFLUG ÜBER ZÜRICH.SIGMF-DATA", 0, 0, 0, rc=1) == "error -5 a file of that name exists"
+    assert tool(img, "create", "ЯБЛ КО.BIN", 0, 0, 0, rc=1) == "error -5 a file of that name exists"
+    assert tool(img, "find", "überflug ÜBER zürich.sigmf-data")["length"] == str(5*MiB)
     rc, out = fsck(img)
     assert rc == 0 and "files 5" in out, out
     with mounted(img) as mnt:
@@ -163,11 +167,15 @@ def test_contiguous_files_with_spaces_and_non_ascii_names_read_back_through_a_re
         st = os.stat(os.path.join(mnt, "x"))
         assert st.st_mtime == 1_764_000_001
 
+FORBIDDEN = (" is not allowed: exFAT forbids the characters \" * / : < > ? \\ | and control characters (U+0000-U+001F) "
+    "in names; letters of any language, digits, spaces and other signs are allowed")
+
 @pytest.mark.parametrize("name,why", [
-    ("a/b", "exFAT forbids the characters \" * / : < > ? \\ | and control characters in names"),
-    ("a:b", "exFAT forbids the characters \" * / : < > ? \\ | and control characters in names"),
-    ("what?", "exFAT forbids the characters \" * / : < > ? \\ | and control characters in names"),
-    ("tab\there", "exFAT forbids the characters \" * / : < > ? \\ | and control characters in names"),
+    ("a/b", "'/'" + FORBIDDEN),
+    ("a:b", "':'" + FORBIDDEN),
+    ("what?", "'?'" + FORBIDDEN),
+    ("tab\there", "U+0009" + FORBIDDEN),
+    ("caf\u00e9 | x", "'|'" + FORBIDDEN),
     ("x" * 256, "longer than 255 characters"),
     ("name.", "ends with a space or a dot (Windows cannot open such a file)"),
     ("name ", "ends with a space or a dot (Windows cannot open such a file)"),
@@ -211,6 +219,13 @@ def test_used_clusters_in_a_range_for_the_guard(tool, tmp_path):
     tool(img, "create", "g", odd, 1, T0)
     assert tool(img, "used", off + 8*32768, 64*32768) == {"used": "1", "at": str(odd)}
     assert tool(img, "create", "h", odd - 32768, 2*32768, T0, rc=1).startswith("error -7 ")
+    # The free run from a cluster (an until-stop recording's reservation): up to the next used cluster.
+    assert tool(img, "freerun", off + 4*32768) == {"bytes": str(39*32768)}
+    assert tool(img, "freerun", off + 8*32768) == {"bytes": str(35*32768)}
+    assert tool(img, "freerun", off) == {"bytes": "0"}
+    assert tool(img, "freerun", odd + 32768) == {"bytes": str(64*MiB - (odd + 32768) - (64*MiB - int(g["heap"])*512
+        - int(g["clusters"])*32768))}
+    assert tool(img, "freerun", off + 100, rc=1).startswith("error -11 ")
 
 def test_a_full_volume_and_lengths_beyond_the_allocation_are_refused(tool, tmp_path):
     img = image(tmp_path / "v.img", 64*MiB)

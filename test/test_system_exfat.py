@@ -7,10 +7,11 @@
 volume (`rec_format fs=exfat`), every recording becomes a contiguous file with its .sigmf-meta
 beside it. Checked on the namespace file with Debian's exfatprogs (`fsck.exfat -n`), a real exFAT
 driver (exfat-fuse on a read-only loop device) and the `sigmf` package; a volume mkfs.exfat made is
-refused; a recording cut by a power loss leaves a clean volume and rec_close ends its file at the
-last checkpoint."""
+refused; a recording cut by a power loss leaves a clean volume and the next nvme_init ends it, its
+file cut at the last checkpoint."""
 
 import os
+import re
 import sys
 import json
 import time
@@ -110,6 +111,13 @@ def test_bad_options_and_names_are_refused(vol):
     assert "Error: label 'ABCDEFGHIJKL': at most 11 characters" in sim.cmd("rec_format fs=exfat label=ABCDEFGHIJKL yes")
     assert "Error: label 'a:b': at most 11 characters, none of" in sim.cmd("rec_format fs=exfat label=a:b yes")
     assert "Error: label= names an exFAT volume" in sim.cmd("rec_format label=X yes")
+    # rec_meta name="...": the spaces as typed, \uXXXX for a letter beyond ASCII; bad quoting and escapes.
+    assert "next recording: name=a  b \u00fc\u044f " in sim.cmd('rec_meta name="a  b \\u00fc\\u044f"')
+    assert 'Error: name: no closing quote (name="words with spaces")' in sim.cmd('rec_meta name="a b')
+    assert "Error: name: 'x' after the closing quote" in sim.cmd('rec_meta name="a b"x')
+    assert "Error: name: '\\u00zz': \\u and four hex digits" in sim.cmd("rec_meta name=\\u00zz")
+    assert "Error: name: at most 32 bytes (UTF-8" in sim.cmd("rec_meta name=" + "a"*31 + "\\u00e9")
+    sim.cmd("rec_meta clear")
 
 def test_recordings_as_files_deleted_one_and_the_catalog_agrees(vol, tmp_path):
     sim, img = vol, ns(vol)
@@ -125,8 +133,9 @@ def test_recordings_as_files_deleted_one_and_the_catalog_agrees(vol, tmp_path):
     # A name exFAT forbids, and a name already on the volume: refused before anything is written.
     sim.cmd("rec_meta name=a*b")
     out = sim.cmd("rec_record auto 1")
-    assert ("Error: the file name \"a*b.sigmf-data\" is not allowed on an exFAT volume (exFAT forbids the characters "
-        "\" * / : < > ? \\ | and control characters in names): rec_meta name=<another>") in out
+    assert ("Error: the file name \"a*b.sigmf-data\" is not allowed on an exFAT volume ('*' is not allowed: exFAT "
+        "forbids the characters \" * / : < > ? \\ | and control characters (U+0000-U+001F) in names; letters of any "
+        "language, digits, spaces and other signs are allowed): rec_meta name=<another>") in out
     sim.cmd("rec_meta name=FIRST")
     out = sim.cmd("rec_record auto 1")
     assert ("Error: nvme0: a file named \"FIRST.sigmf-data\" is on the volume: rec_meta name=<another> (or rec_delete "
@@ -228,8 +237,46 @@ def test_drop_log_and_ring_in_the_files_and_their_meta(vol, tmp_path):
     assert (ring[k:] + ring[:k])[:total - oldest] == stream(43, total - oldest, oldest)
     assert [(a["core:sample_start"], a["core:label"]) for a in mr["annotations"]] == [(trig - oldest, "trigger")]
 
+def test_until_stop_without_a_size_reserves_the_largest_free_run_and_is_cut_at_the_stop(vol):
+    sim, img = vol, ns(vol)
+    ok(sim, "rec_format fs=exfat yes", "rec_format")
+    sim.cmd("rec_meta name=a")
+    ok(sim, "rec_record auto 2 seed=61", "rec_record")
+    sim.cmd("rec_meta name=b")
+    ok(sim, "rec_record auto 1 seed=62", "rec_record")
+    hole = int(result(sim.cmd("rec_show 1"), "rec_show")["lba"])
+    after_b = int(result(sim.cmd("rec_show 2"), "rec_show")["lba"]) + MiB//512
+    assert result(sim.cmd("rec_delete 1"), "rec_delete")["ok"] == "1"       # a 2 MiB hole before b
+    # An LBA: the free run from it (the hole, less room for a .sigmf-meta), recorded until it is full.
+    sim.cmd("rec_meta name=hole")
+    r, out = ok(sim, f"rec_start {hole} until-stop seed=64", "rec_start")
+    m = re.search(r"catalog: until-stop on exFAT: the free run, LBAs (\d+)\.\.(\d+) on nvme0 \((\d+) bytes in all\), "
+        "reserved; the file is cut at the stop", out)
+    assert m and int(m[1]) == hole and (int(m[2]) + 1 - hole)*512 == int(m[3]), out
+    held = int(m[3])
+    assert 2*MiB - 2*128*1024 <= held < 2*MiB and held % (128*1024) == 0, held
+    c = result(sim.cmd("rec_wait", timeout=600), "catalog_rec")
+    assert (c["state"], c["bytes"]) == ("complete", str(held)), c
+    # auto: the largest run (after b), not the first one; stopped, its file is cut there.
+    sim.cmd("rec_meta name=open")
+    r, out = ok(sim, "rec_start auto until-stop rate=200 seed=63", "rec_start")
+    m = re.search(r"catalog: until-stop on exFAT: the largest free run, LBAs (\d+)\.\.(\d+) on nvme0 \((\d+) bytes", out)
+    assert m and after_b <= int(m[1]) < after_b + 1024 and int(m[3]) > 240*MiB, out      # the rest of the volume
+    assert result(sim.cmd("rec_wait 5"), "rec_wait")["done"] == "0"
+    sim.cmd("rec_stop")
+    c = result(sim.cmd("rec_wait", timeout=600), "catalog_rec")
+    n = int(c["bytes"])
+    assert c["state"] == "complete" and 0 < n < 100*MiB, c
+    rc, fout = fsck(img)
+    assert rc == 0 and "files 7" in fout, fout
+    assert "RESULT name=fsck recordings=3 drives=1 problems=0 agree=1" in literec("fsck", img).stdout
+    with mounted(img) as mnt:
+        assert open(os.path.join(mnt, "open.sigmf-data"), "rb").read() == pattern_bytes(63, n)
+        assert open(os.path.join(mnt, "hole.sigmf-data"), "rb").read() == pattern_bytes(64, held)
+        sigmf_valid(os.path.join(mnt, "open.sigmf-meta"))
+
 @pytest.mark.xdist_group("exfat-kill")
-def test_power_loss_leaves_a_clean_volume_and_rec_close_cuts_the_file(request, tmp_path):
+def test_power_loss_leaves_a_clean_volume_and_the_next_nvme_init_cuts_the_file(request, tmp_path):
     ssd = ["--ssd-profile", "ideal", "--ns-size", "256MiB"]
     sim = new_session(request, 1, ssd, "exfat-cut1", tmp_path)
     img = ns(sim)
@@ -252,24 +299,47 @@ def test_power_loss_leaves_a_clean_volume_and_rec_close_cuts_the_file(request, t
     d = drv.Drive(img)
     f = exfat.Volume(d.read).find("cut.sigmf-data")
     d.close()
+    rec = json.loads(literec("list", img, "--json").stdout)["recordings"][0]
+    n = rec["bytes_recorded"]                        # the last checkpoint
+    assert rec["state"] == "interrupted" and 0 < n < 64*MiB, rec
+    # ValidDataLength follows the checkpoints (written right after the catalog entry).
+    assert (f.length, f.flags) == (64*MiB, 3) and 0 < f.valid <= n and f.valid % (128*1024) == 0, (f, n)
     sim = new_session(request, 1, ssd, "exfat-cut2", tmp_path)
     try:
+        # The next nvme_init repairs: the recording ends at its last checkpoint, its file is cut there.
         out = sim.cmd("nvme_init")
-        n = int(result(out, "catalog_interrupted")["bytes"])
-        assert 0 < n < 64*MiB
-        # ValidDataLength follows the checkpoints (written right after the catalog entry).
-        assert (f.length, f.flags) == (64*MiB, 3) and 0 < f.valid <= n and f.valid % (128*1024) == 0, (f, n)
-        out = sim.cmd("rec_close 1")
-        assert result(out, "rec_close")["ok"] == "1", out
+        assert (f'nvme0: exFAT repair: recording 1 was interrupted (a power loss or a reset): "cut.sigmf-data" cut '
+            f'from {64*MiB} to {n} bytes (its last checkpoint), the {64*MiB - n} bytes after it freed, its .sigmf-meta '
+            "written; the recording is ended (aborted)") in out, out
+        r = result(out, "catalog_repair")
+        assert (r["old_length"], r["length"], r["valid"], r["meta"], r["ok"]) == (str(64*MiB), str(n), str(n), "1", "1")
+        assert "catalog_interrupted" not in out and result(out, "nvme_init")["ok"] == "1"
+        # Once: the next nvme_init and rec_list find nothing to repair; rec_close has nothing to end.
+        out = sim.cmd("nvme_init")
+        assert "repair" not in out and "interrupted" not in out, out
+        out = sim.cmd("rec_list")
+        assert "repair" not in out and " aborted " in out, out
+        assert "Error: recording 1 is aborted: rec_close ends an interrupted recording" in sim.cmd("rec_close 1")
+        # A name with spaces and a non-ASCII letter: quoted, the letter as \uXXXX (the console is ASCII).
+        out = sim.cmd('rec_meta name="my capture \\u00e9"')
+        assert "next recording: name=my capture \u00e9 " in out, out
+        ok(sim, "rec_record auto 1 seed=9", "rec_record")
     finally:
         sim.close()
     rc, out = fsck(img)
-    assert rc == 0 and "files 3" in out, out
-    assert "agree=1" in literec("fsck", img).stdout
+    assert rc == 0 and "files 5" in out, out
+    assert "RESULT name=fsck recordings=2 drives=1 problems=0 agree=1" in literec("fsck", img).stdout
+    assert names(img) == ["literec.catalog", "cut.sigmf-data", "cut.sigmf-meta", "my capture \u00e9.sigmf-data",
+        "my capture \u00e9.sigmf-meta"]
     with mounted(img) as mnt:
         d = open(os.path.join(mnt, "cut.sigmf-data"), "rb").read()
         assert len(d) == n and d == pattern_bytes(1, n)
-        sigmf_valid(os.path.join(mnt, "cut.sigmf-meta"))
+        m = sigmf_valid(os.path.join(mnt, "cut.sigmf-meta"))
+        assert open(os.path.join(mnt, "my capture \u00e9.sigmf-data"), "rb").read() == pattern_bytes(9, MiB)
+    assert m["global"]["literec:recording_id"] == 1
+    lst = json.loads(literec("list", img, "--json").stdout)["recordings"]
+    assert [(x["state"], x["bytes_recorded"], x["name"]) for x in lst] == [("aborted", n, "cut"),
+        ("complete", MiB, "my capture \u00e9")]
 
 # Two drives striped ---------------------------------------------------------------------------------------
 
@@ -308,3 +378,45 @@ def test_two_drives_striped_parts_joined_by_literec(request, tmp_path):
     literec("extract", a, b, "--id", 1, "-o", str(tmp_path / "both"), "--no-progress")
     assert open(tmp_path / "both", "rb").read() == stream(31, 8*MiB)
     assert "RESULT name=fsck recordings=2 drives=2 problems=0 agree=1" in literec("fsck", a, b).stdout
+
+@pytest.mark.xdist_group("exfat-2")
+def test_two_drives_killed_then_repaired_once_both_drives_are_present(request, tmp_path):
+    from conftest import parse_results
+    from literecorder.host.commands.fsck import member_bytes
+    ssd = ["--ssd-profile", "ideal", "--ns-size", "256MiB"]
+    sim = new_session(request, 2, ssd, "exfat2-cut1", tmp_path)
+    a, b = ns(sim, 0), ns(sim, 1)
+    try:
+        for p in (0, 1):
+            assert result(sim.cmd(f"nvme_init {p}"), "nvme_init")["ok"] == "1"
+        ok(sim, "rec_format fs=exfat yes", "rec_format")
+        sim.cmd("rec_checkpoint 2")
+        sim.cmd("rec_meta name=cut2")
+        ok(sim, "rec_start auto 16 ports=all rate=400 seed=33", "rec_start")
+        assert result(sim.cmd("rec_wait 10"), "rec_wait")["done"] == "0"
+    finally:
+        sim.close()                                  # SIGKILL: the power loss
+    rec = json.loads(literec("list", a, b, "--json").stdout)["recordings"][0]
+    n = rec["bytes_recorded"]
+    assert rec["state"] == "interrupted" and 0 < n < 16*MiB, rec
+    sim = new_session(request, 2, ssd, "exfat2-cut2", tmp_path)
+    try:
+        out = sim.cmd("nvme_init 0")                 # drive 1 of the set not there yet: named, not repaired
+        assert "repair" not in out and 'nvme0: catalog: recording 1 "cut2" was interrupted' in out, out
+        out = sim.cmd("nvme_init 1")
+        rep = [r for r in parse_results(out) if r.get("name") == "catalog_repair"]
+        want = [member_bytes(n, 128*1024, k, 2) for k in (0, 1)]
+        assert [(r["port"], r["part"], r["old_length"], r["length"], r["ok"]) for r in rep] == \
+            [(str(k), str(k + 1), str(8*MiB), str(want[k]), "1") for k in (0, 1)], out
+        for k in (0, 1):
+            assert (f'nvme{k}: exFAT repair: recording 1 was interrupted (a power loss or a reset): "cut2.part{k + 1}of2" '
+                f"cut from {8*MiB} to {want[k]} bytes") in out, out
+        assert "repair" not in sim.cmd("rec_list")
+    finally:
+        sim.close()
+    for img in (a, b):
+        rc, fout = fsck(img)
+        assert rc == 0 and "files 3" in fout, fout
+    assert "RESULT name=fsck recordings=1 drives=2 problems=0 agree=1" in literec("fsck", a, b).stdout
+    literec("extract", a, b, "--id", 1, "-o", str(tmp_path / "cut2"), "--no-progress")
+    assert open(tmp_path / "cut2", "rb").read() == stream(33, n)

@@ -56,9 +56,10 @@ def check(dset):
             if f is None:
                 out.append(f"{where}: no file \"{name}\" on the volume (deleted or renamed on a PC?)")
                 continue
-            if not f.flags & 2:
+            empty = f.length == 0 and f.first_cluster == 0     # no clusters (ended with 0 bytes): nowhere
+            if not f.flags & 2 and not empty:
                 out.append(f"{where}: \"{name}\" is not one contiguous run (NoFatChain): a PC rewrote it?")
-            if f.offset != e.start_lba[p]*h.lba_size:
+            if f.offset != e.start_lba[p]*h.lba_size and not empty:
                 out.append(f"{where}: \"{name}\" starts at byte {f.offset}, the recording at LBA {e.start_lba[p]} "
                     f"(byte {e.start_lba[p]*h.lba_size})")
             region = e.region_blocks[p]*h.lba_size

@@ -875,6 +875,50 @@ int catalog_place_auto(uint32_t mask, uint64_t bytes, uint32_t chunk, uint64_t *
 	return 0;
 }
 
+int catalog_until_stop_region(uint32_t mask, uint32_t chunk, int place, uint64_t *lba, uint64_t *bytes)
+{
+	struct catalog_set s;
+	uint64_t at, lbas, rows, cb;
+	int r, p, fs, w = 0;
+	if (act)
+		return 0;                           /* catalog_rec_begin says a recording is running */
+	if ((r = catalog_select(mask, CATALOG_SEL_COMPLETE, &s)) <= 0)
+		return r;
+	at = mask_area_end(mask, &fs);
+	if (!fs || chunk < s.lba_size)
+		return 0;
+	for (p = 0; p < NPORTS; p++)
+		if (mask & (1u << p))
+			w++;
+	cb = chunk/s.lba_size;
+	if (!place) {
+		if (*lba < at || *lba % cb) {
+			printf("Error: LBA %llu: an until-stop recording on an exFAT volume starts on a chunk (%llu LBAs) at or "
+				"after LBA %llu (or: auto)\n", (unsigned long long)*lba, (unsigned long long)cb,
+				(unsigned long long)at);
+			return -1;
+		}
+		at = *lba;
+	} else
+		at = (at + cb - 1)/cb*cb;
+	if (catalog_fs_free_run(mask, chunk, at, place, &at, &lbas))
+		return -1;
+	rows = lbas/cb;
+	if (!rows) {
+		printf("Error: %s on the exFAT volume%s: no free chunk in a row%s: rec_delete recordings (or delete files "
+			"on a PC)%s\n", place ? "no free space" : "the clusters from this LBA are not free", w > 1 ? "s" : "",
+			place ? "" : " from there", place ? "" : ", or use auto");
+		return -1;
+	}
+	*lba   = at;
+	*bytes = rows*chunk*w;
+	printf("catalog: until-stop on exFAT: %s free run, LBAs %llu..%llu on ", place ? "the largest" : "the",
+		(unsigned long long)at, (unsigned long long)(at + rows*cb - 1));
+	print_ports(mask);
+	printf(" (%llu bytes in all), reserved; the file is cut at the stop\n", (unsigned long long)*bytes);
+	return 1;
+}
+
 /* Recording ---------------------------------------------------------------------------------------- */
 
 static uint32_t act_rec_ports, act_pending, act_checkpoints;
@@ -962,7 +1006,7 @@ int catalog_rec_begin(const struct catalog_job *j)
 				printf("Error: LBAs %llu..%llu run past the last cluster of nvme%d's exFAT volume (LBA %llu)%s\n",
 					(unsigned long long)j->lba, (unsigned long long)(j->lba + pc.blocks[ports[p].pos] - 1), p,
 					(unsigned long long)(catalog_fs_end_lba(p) - 1), j->mode == CATALOG_MODE_UNTIL_STOP ?
-					": give an until-stop recording its size (until-stop=<mib>)" : "");
+					": an until-stop recording reserves the free clusters from its LBA (until-stop=<mib>: fewer)" : "");
 				return -1;
 			}
 
@@ -1181,7 +1225,7 @@ int catalog_rec_end(const struct catalog_result *res)
 	if (act_fs) {
 		struct catalog_entry e;
 		decode(blk, &e);
-		if (catalog_fs_rec_end(&act_set, &e))
+		if (catalog_fs_rec_end(&act_set, &e, NULL))
 			act_errors++;
 		act_fs = 0;
 	}
@@ -1401,6 +1445,40 @@ static uint64_t cycles_to_us(uint64_t d, uint32_t clk)
 	return clk ? d/clk*1000000ULL + (d % clk)*1000000ULL/clk : 0;
 }
 
+/* Ends the interrupted recording whose entry catalog_find put in blk (e) at its last checkpoint:
+ * state aborted, the stop time that checkpoint's, a fixed or until-stop recording's regions shrunk
+ * to its chunks. On an exFAT set its files are cut first (cut: what was done, per stripe member),
+ * the entry written after them: a power loss in between leaves the entry interrupted, and the next
+ * repair cuts the files to the same lengths again. */
+static int end_at_checkpoint(struct catalog_set *s, const struct catalog_entry *e, struct catalog_fs_cut *cut)
+{
+	struct catalog_entry ce;
+	uint64_t chunks;
+	int k;
+	if (e->chunk < e->lba_size || !e->lba_size) {
+		printf("Error: recording %lu: chunk of %lu bytes with %lu-byte LBAs: not closed\n", (unsigned long)e->id,
+			(unsigned long)e->chunk, (unsigned long)e->lba_size);
+		return -1;
+	}
+	p8(E_STATE, CATALOG_STATE_ABORTED);
+	p64(E_T1, e->tupd);
+	p64(E_U1, e->u0 ? e->u0 + cycles_to_us(e->tupd - e->t0, e->clk) : 0);
+	chunks = (e->bytes + e->chunk - 1)/e->chunk;
+	if (e->mode != CATALOG_MODE_RING)
+		for (k = 0; k < e->width; k++)
+			p64(E_REGION + 8*e->order[k], member_chunks(chunks, k, e->width)*(e->chunk/e->lba_size));
+	if (catalog_fs_on(s->ref)) {
+		decode(blk, &ce);
+		if (catalog_fs_rec_end(s, &ce, cut)) {
+			printf("Error: recording %lu: its files could not be cut (see above): the catalog keeps it "
+				"interrupted\n", (unsigned long)e->id);
+			return -1;
+		}
+	}
+	p32(E_SEQ, g32(E_SEQ) + 1);
+	return write_entry(s->ports);
+}
+
 int catalog_close(struct catalog_set *s, uint32_t id)
 {
 	struct catalog_entry e;
@@ -1413,29 +1491,12 @@ int catalog_close(struct catalog_set *s, uint32_t id)
 			"cut; rec_list shows them)\n", (unsigned long)id, catalog_state_str(e.state));
 		return -1;
 	}
-	if (e.chunk < e.lba_size || !e.lba_size) {
-		printf("Error: recording %lu: chunk of %lu bytes with %lu-byte LBAs: not closed\n", (unsigned long)id,
-			(unsigned long)e.chunk, (unsigned long)e.lba_size);
-		return -1;
-	}
 	/* blk holds the entry (catalog_find): the end is its last checkpoint. */
-	p8(E_STATE, CATALOG_STATE_ABORTED);
-	p64(E_T1, e.tupd);
-	p64(E_U1, e.u0 ? e.u0 + cycles_to_us(e.tupd - e.t0, e.clk) : 0);
-	chunks = (e.bytes + e.chunk - 1)/e.chunk;
-	if (e.mode != CATALOG_MODE_RING)
-		for (k = 0; k < e.width; k++)
-			p64(E_REGION + 8*e.order[k], member_chunks(chunks, k, e.width)*(e.chunk/e.lba_size));
-	p32(E_SEQ, g32(E_SEQ) + 1);
-	if (write_entry(s->ports))
+	if (end_at_checkpoint(s, &e, NULL))
 		return -1;
-	if (catalog_fs_on(s->ref)) {
-		struct catalog_entry ce;
-		decode(blk, &ce);
-		catalog_fs_rec_end(s, &ce);
-	}
 	printf("rec_close: recording %lu ended at its last checkpoint: %llu bytes, state aborted\n", (unsigned long)id,
 		(unsigned long long)(e.bytes - e.oldest));
+	chunks = (e.bytes + e.chunk - 1)/e.chunk;
 	for (k = 0; k < e.width; k++) {
 		q = e.order[k];
 		if (e.mode == CATALOG_MODE_RING) {
@@ -1451,30 +1512,108 @@ int catalog_close(struct catalog_set *s, uint32_t id)
 	return 0;
 }
 
+/* The interrupted recordings of a scan: named (raw catalog, or an exFAT set that cannot be repaired
+ * now), or listed for the repair. */
+struct interrupted_ctx {
+	int      port, repair;
+	int      n;
+	uint32_t id[CATALOG_SLOTS];
+};
+
 static void interrupted_visit(const struct catalog_entry *e, volatile uint8_t *raw, void *ctx)
 {
-	int port = *(int *)ctx;
+	struct interrupted_ctx *ic = ctx;
 	if (e->state != CATALOG_STATE_INTERRUPTED)
 		return;
+	if (ic->repair) {
+		if (ic->n < CATALOG_SLOTS)
+			ic->id[ic->n++] = e->id;
+		return;
+	}
+	if (ic->port < 0)
+		return;
 	printf("nvme%d: catalog: recording %lu%s%s%s was interrupted (a power loss or a reset) with %llu bytes at its "
-		"last checkpoint: rec_close %lu ends it there\n", port, (unsigned long)e->id, e->name[0] ? " \"" : "",
+		"last checkpoint: rec_close %lu ends it there\n", ic->port, (unsigned long)e->id, e->name[0] ? " \"" : "",
 		e->name, e->name[0] ? "\"" : "", (unsigned long long)(e->bytes - e->oldest), (unsigned long)e->id);
-	printf("RESULT name=catalog_interrupted port=%d id=%lu bytes=%llu mode=%s\n", port, (unsigned long)e->id,
+	printf("RESULT name=catalog_interrupted port=%d id=%lu bytes=%llu mode=%s\n", ic->port, (unsigned long)e->id,
 		(unsigned long long)e->bytes, catalog_mode_str(e->mode));
+}
+
+/* The repair of an interrupted recording of an exFAT set (doc/catalog.md, "exFAT volumes"): ended at
+ * its last checkpoint as rec_close does, one line per file saying what was cut. */
+static void repair(struct catalog_set *s, uint32_t id)
+{
+	static struct catalog_fs_cut cut[CATALOG_MAX_DRIVES];
+	struct catalog_entry e;
+	int k, r;
+	if (catalog_find(s, id, &e) || e.state != CATALOG_STATE_INTERRUPTED)
+		return;
+	r = end_at_checkpoint(s, &e, cut);
+	for (k = 0; k < e.width; k++) {
+		struct catalog_fs_cut *c = &cut[k];
+		if (c->port < 0 || !c->found)
+			continue;
+		printf("nvme%d: exFAT repair: recording %lu was interrupted (a power loss or a reset): \"%s\" ", c->port,
+			(unsigned long)id, c->name);
+		if (e.mode == CATALOG_MODE_RING)
+			printf("keeps its %llu bytes, valid data %llu -> %llu bytes (its last checkpoint)", (unsigned long long)c->length,
+				(unsigned long long)c->old_valid, (unsigned long long)c->valid);
+		else if (c->old_length != c->length)
+			printf("cut from %llu to %llu bytes (its last checkpoint), the %llu bytes after it freed",
+				(unsigned long long)c->old_length, (unsigned long long)c->length,
+				(unsigned long long)(c->old_length - c->length));
+		else
+			printf("already %llu bytes (its last checkpoint)", (unsigned long long)c->length);
+		printf("%s%s\n", c->meta ? ", its .sigmf-meta written" : "", r ? "" : "; the recording is ended (aborted)");
+		printf("RESULT name=catalog_repair port=%d id=%lu part=%d old_length=%llu length=%llu valid=%llu meta=%d "
+			"ok=%d\n", c->port, (unsigned long)id, k + 1, (unsigned long long)c->old_length,
+			(unsigned long long)c->length, (unsigned long long)c->valid, c->meta, r == 0);
+	}
+	if (r)
+		printf("Error: recording %lu: not repaired completely (see above): the next nvme_init or rec_list tries "
+			"again, rec_close %lu ends it by hand\n", (unsigned long)id, (unsigned long)id);
+}
+
+/* Interrupted recordings of the sets on the ports of mask: an exFAT set whose drives are all present
+ * is repaired; the others are named when port >= 0 (nvme_init). */
+static void interrupted(uint32_t mask, int port)
+{
+	static struct interrupted_ctx ic;
+	struct catalog_set sets[NPORTS];
+	struct scan_info si;
+	int i, j, n, q;
+	if (act)
+		return;
+	quiet = 1;
+	n = catalog_sets(mask, sets, NPORTS);
+	for (i = 0; i < n; i++) {
+		int complete = 1;
+		for (q = 0; q < sets[i].size; q++)
+			if (sets[i].port_of[q] < 0)
+				complete = 0;
+		ic.port = port;
+		ic.n = 0;
+		ic.repair = catalog_fs_on(sets[i].ref) && complete;
+		if (!ic.repair && port < 0)
+			continue;
+		if (scan_slots(&sets[i], interrupted_visit, &ic, &si) < 0 || !ic.repair)
+			continue;
+		quiet = 0;
+		for (j = 0; j < ic.n; j++)
+			repair(&sets[i], ic.id[j]);
+		quiet = 1;
+	}
+	quiet = 0;
 }
 
 void catalog_report_interrupted(int port)
 {
-	struct catalog_set sets[NPORTS];
-	struct scan_info si;
-	int i, n;
-	if (act)
-		return;
-	quiet = 1;
-	n = catalog_sets(1u << port, sets, NPORTS);
-	for (i = 0; i < n; i++)
-		scan_slots(&sets[i], interrupted_visit, &port, &si);
-	quiet = 0;
+	interrupted(1u << port, port);
+}
+
+void catalog_repair_interrupted(uint32_t mask)
+{
+	interrupted(mask, -1);
 }
 
 /* The guard of the commands that write a drive ------------------------------------------------------- */
@@ -1612,6 +1751,7 @@ int catalog_guard(const char *cmd, uint32_t mask, uint64_t lba, uint64_t blocks,
 #else
 
 int catalog_rec_begin(const struct catalog_job *j) { return 0; }
+int catalog_until_stop_region(uint32_t mask, uint32_t chunk, int place, uint64_t *lba, uint64_t *bytes) { return 0; }
 void catalog_rec_checkpoint(const struct catalog_progress *p) {}
 void catalog_rec_drop(uint64_t data_offset, uint64_t bytes) {}
 int catalog_rec_end(const struct catalog_result *r) { return 0; }
@@ -1620,5 +1760,6 @@ int catalog_rec_due(void) { return 0; }
 int catalog_guard(const char *cmd, uint32_t mask, uint64_t lba, uint64_t blocks, int force) { return 0; }
 int catalog_force_arg(int *nb_params, char **params) { return 0; }
 void catalog_report_interrupted(int port) {}
+void catalog_repair_interrupted(uint32_t mask) {}
 
 #endif

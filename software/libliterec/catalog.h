@@ -162,9 +162,18 @@ int  catalog_delete(struct catalog_set *s, uint32_t id, int trim);
 /* Ends an interrupted recording at its last checkpoint (state aborted, stop time = that checkpoint);
  * a fixed or until-stop recording's regions shrink to the chunks of that length. 0, or -1 (printed). */
 int  catalog_close(struct catalog_set *s, uint32_t id);
+/* An until-stop recording without a size on an exFAT set: its region is the free clusters it may
+ * reserve (the file is cut at the stop, as every recording's): the largest free run on a chunk
+ * (place), or the free run from *lba. 1 (*lba, *bytes: whole rows of chunks on the ports of mask),
+ * 0 (not an exFAT set: nothing changed), -1 (printed). */
+int  catalog_until_stop_region(uint32_t mask, uint32_t chunk, int place, uint64_t *lba, uint64_t *bytes);
 /* nvme_init: names the interrupted recordings of the port's catalog (quiet when there are none or
- * the catalog cannot be read). */
+ * the catalog cannot be read); on an exFAT set whose drives are all present, repairs them instead:
+ * each is ended at its last checkpoint as by rec_close, its files cut to that length (one line per
+ * file: its name, old and new length). */
 void catalog_report_interrupted(int port);
+/* rec_list: the same repair on the exFAT sets of the ports of mask (raw catalogs: nothing). */
+void catalog_repair_interrupted(uint32_t mask);
 
 /* The guard of every command that writes a drive ---------------------------------------------------- */
 

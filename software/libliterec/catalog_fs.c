@@ -238,7 +238,7 @@ uint64_t catalog_fs_end_lba(int port)
 	return (exfat_cluster_off(v, 2) + ((uint64_t)v->clusters << v->cluster_shift)) >> nvme_ctrls[port].lba_shift;
 }
 
-int catalog_fs_place(uint32_t mask, const uint64_t *blocks, uint32_t chunk, uint64_t from, uint64_t *lba)
+static int place(uint32_t mask, const uint64_t *blocks, uint32_t chunk, uint64_t from, uint64_t *lba, int quiet)
 {
 	uint64_t at = from, off;
 	int p, moved, r, rounds = 0;
@@ -250,6 +250,8 @@ int catalog_fs_place(uint32_t mask, const uint64_t *blocks, uint32_t chunk, uint
 				continue;
 			r = exfat_find_free(&vols[p], at << sh, blocks[p] << sh, chunk, &off);
 			if (r < 0) {
+				if (quiet && r == EXFAT_ENOSPC)
+					return -2;
 				if (r == EXFAT_ENOSPC)
 					printf("Error: nvme%d: no %llu free bytes in a row on the exFAT volume from LBA %llu: "
 						"rec_delete recordings (or delete files on a PC)\n", p,
@@ -265,6 +267,62 @@ int catalog_fs_place(uint32_t mask, const uint64_t *blocks, uint32_t chunk, uint
 		}
 	} while (moved && ++rounds < 1000);
 	*lba = at;
+	return 0;
+}
+
+int catalog_fs_place(uint32_t mask, const uint64_t *blocks, uint32_t chunk, uint64_t from, uint64_t *lba)
+{
+	return place(mask, blocks, chunk, from, lba, 0) ? -1 : 0;
+}
+
+int catalog_fs_free_run(uint32_t mask, uint32_t chunk, uint64_t from, int largest, uint64_t *lba, uint64_t *lbas)
+{
+	uint64_t one[NPORTS], at = from, best = 0, best_at = from, hold = 0;
+	int p, r, rounds;
+	for (p = 0; p < NPORTS; p++) {
+		one[p] = chunk >> nvme_ctrls[p].lba_shift;
+		if ((mask & (1u << p)) && on[p]) {
+			/* Room for the .sigmf-meta (at most 64 KiB) written at the end, when the recording
+			 * filled its whole reservation. */
+			uint64_t cl = exfat_cluster_bytes(&vols[p]), h = ((64u << 10) + cl - 1)/cl*cl;
+			if ((h >> nvme_ctrls[p].lba_shift) > hold)
+				hold = h >> nvme_ctrls[p].lba_shift;
+		}
+	}
+	for (rounds = 0; rounds < 100000; rounds++) {
+		uint64_t cand = at, run = ~0ULL, b;
+		if (largest && (r = place(mask, one, chunk, at, &cand, 1)) < 0) {
+			if (r == -1)
+				return -1;
+			break;                              /* no free chunk after `at` */
+		}
+		for (p = 0; p < NPORTS; p++) {
+			uint32_t sh = nvme_ctrls[p].lba_shift;
+			if (!(mask & (1u << p)) || !on[p])
+				continue;
+			if ((r = exfat_free_run(&vols[p], cand << sh, &b)) < 0) {
+				if (r == EXFAT_ERANGE)
+					b = 0;
+				else {
+					fs_error(p, "free space", NULL, r);
+					return -1;
+				}
+			}
+			if ((b >> sh) < run)
+				run = b >> sh;
+		}
+		if (run == ~0ULL)
+			run = 0;
+		if (run > best) {
+			best = run;
+			best_at = cand;
+		}
+		if (!largest)
+			break;
+		at = cand + (run ? run : 1);
+	}
+	*lba = best_at;
+	*lbas = best > hold ? best - hold : 0;
 	return 0;
 }
 
@@ -602,7 +660,7 @@ static int write_meta(int p, const struct catalog_entry *e, int k, const char *b
 	return 0;
 }
 
-int catalog_fs_rec_end(const struct catalog_set *s, const struct catalog_entry *e)
+int catalog_fs_rec_end(const struct catalog_set *s, const struct catalog_entry *e, struct catalog_fs_cut *cut)
 {
 	struct exfat_file f;
 	char base[40], fn[64];
@@ -611,17 +669,34 @@ int catalog_fs_rec_end(const struct catalog_set *s, const struct catalog_entry *
 	base_name(base, e->name, e->id);
 	for (k = 0; k < e->width; k++) {
 		int q = e->order[k] & 7, p = s->port_of[q];
+		struct catalog_fs_cut c;
 		uint64_t n;
+		memset(&c, 0, sizeof(c));
+		c.port = -1;
+		if (cut)
+			cut[k] = c;
 		if (p < 0 || !on[p])
 			continue;
+		c.port = p;
 		file_name(fn, base, 0, k, e->width);
+		strcpy(c.name, fn);
 		if (rec.active && (rec.mask & (1u << p)))
 			f = rec.f[p];
-		else if ((r = exfat_find(&vols[p], fn, &f)) < 0) {
+		else if ((r = exfat_find(&vols[p], fn, &f)) == EXFAT_ENOENT) {
+			printf("nvme%d: \"%s\" is not on the volume (deleted or renamed on a PC?): its length is left "
+				"alone\n", p, fn);
+			if (cut)
+				cut[k] = c;
+			continue;
+		} else if (r < 0) {
 			fs_error(p, "lookup", fn, r);
 			err = -1;
 			continue;
 		}
+		c.found = 1;
+		c.old_length = f.length;
+		c.old_valid  = f.valid;
+		/* Never past the file's allocation: the catalog's bytes were written inside it. */
 		n = member_bytes(bytes, e->chunk, k, e->width);
 		if (n > f.length)
 			n = f.length;
@@ -631,8 +706,14 @@ int catalog_fs_rec_end(const struct catalog_set *s, const struct catalog_entry *
 			fs_error(p, "length", fn, r);
 			err = -1;
 		}
+		c.length = f.length;
+		c.valid  = f.valid;
 		if (write_meta(p, e, k, base))
 			err = -1;
+		else
+			c.meta = 1;
+		if (cut)
+			cut[k] = c;
 	}
 	rec.active = 0;
 	return err;

@@ -31,6 +31,11 @@ int  catalog_fs_used(int port, uint64_t lba, uint64_t blocks, uint64_t *at);
 /* The first LBA >= from, on a chunk, where every port of mask has `blocks[port]` free LBAs in a row:
  * 0, or -1 (printed: the volume is full). */
 int  catalog_fs_place(uint32_t mask, const uint64_t *blocks, uint32_t chunk, uint64_t from, uint64_t *lba);
+/* An until-stop recording without a size: the free LBAs in a row, at the same LBA on every port of
+ * mask, that it may reserve: from `from` (largest 0: *lba = from), or the largest such run at or after
+ * `from` that starts on a chunk (largest 1). *lbas: its length less room for the .sigmf-meta (0: none).
+ * 0, or -1 (printed). */
+int  catalog_fs_free_run(uint32_t mask, uint32_t chunk, uint64_t from, int largest, uint64_t *lba, uint64_t *lbas);
 /* The recording's files (reserved: DataLength = the region, ValidDataLength 0): 0, or -1 (printed;
  * nothing left behind). */
 int  catalog_fs_rec_begin(uint32_t mask, uint64_t lba, const uint64_t *blocks, const char *name, uint32_t id,
@@ -38,9 +43,22 @@ int  catalog_fs_rec_begin(uint32_t mask, uint64_t lba, const uint64_t *blocks, c
 void catalog_fs_rec_abort(void);
 /* ValidDataLength of the running recording's files after a checkpoint of `bytes` data bytes. */
 void catalog_fs_rec_checkpoint(uint64_t bytes);
-/* The end (or rec_close) of a recording whose entry is `e` (blk holds it: catalog_found_drop reads
- * its drop log): exact lengths, the reservation's tail freed (not a ring's), the .sigmf-meta files. */
-int  catalog_fs_rec_end(const struct catalog_set *s, const struct catalog_entry *e);
+/* What catalog_fs_rec_end did to the data file of stripe member k (cut[k]): the repair of an
+ * interrupted recording names it. */
+struct catalog_fs_cut {
+	int      port;                       /* -1: the member's drive is not present, or not an exFAT volume */
+	int      found;                      /* the data file was on the volume */
+	char     name[64];
+	uint64_t old_length, old_valid;      /* DataLength, ValidDataLength before */
+	uint64_t length, valid;              /* and after */
+	int      meta;                       /* the .sigmf-meta was written */
+};
+/* The end (or rec_close, or the repair of an interrupted recording) of a recording whose entry is
+ * `e` (blk holds it: catalog_found_drop reads its drop log): exact lengths, the reservation's tail
+ * freed (not a ring's), the .sigmf-meta files. cut (CATALOG_MAX_DRIVES entries, may be NULL): what
+ * was done per stripe member. A data file missing from its volume (deleted or renamed on a PC) is
+ * named and skipped; -1 only for an I/O error or damaged structures. */
+int  catalog_fs_rec_end(const struct catalog_set *s, const struct catalog_entry *e, struct catalog_fs_cut *cut);
 /* rec_delete: the recording's files. */
 int  catalog_fs_delete(const struct catalog_set *s, const struct catalog_entry *e);
 

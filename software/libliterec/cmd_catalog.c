@@ -10,7 +10,8 @@
 //   rec_show <id> [ports=...]               one recording, with its drop log
 //   rec_delete <id> [trim] [ports=...]      delete (trim: deallocate its regions)
 //   rec_close <id> [ports=...]              end an interrupted recording at its last checkpoint
-//   rec_meta [key=value ...] [clear]        metadata for the next recording (name, datatype, rate, freq, text)
+//   rec_meta [key=value ...] [clear]        metadata for the next recording (name, datatype, rate, freq, text);
+//                                           name="words in quotes", \uXXXX for a letter beyond ASCII
 //   rec_clock [unix-seconds]                wall-clock time of the recordings
 //   rec_checkpoint [ms]                     checkpoint interval of a running recording (modeled time)
 
@@ -24,6 +25,7 @@
 #include <generated/mem.h>
 
 #include <bios/command.h>
+#include <bios/readline.h>
 
 #include "literec.h"
 #include "pcie.h"
@@ -175,6 +177,7 @@ static void rec_list_handler(int nb_params, char **params)
 	if (parse_opts(nb_params, params, "rec_list [ports=all|N|N,M..] [deleted]", &mask, flags, &found))
 		return;
 	t0 = literec_cycles();
+	catalog_repair_interrupted(mask);    /* exFAT sets: a recording a power loss cut is ended, its files cut */
 	n = catalog_sets(mask, sets, NPORTS);
 	for (p = 0; p < NPORTS; p++)
 		if ((mask & (1u << p)) && catalog_port_state(p) != CATALOG_PORT_OK)
@@ -464,6 +467,109 @@ static int parse_hz(const char *s, uint64_t *mhz)
 	return 0;
 }
 
+/* A value as typed (doc/catalog.md, "Names"): a word, or "words in quotes". LiteX's get_param()
+ * splits the line at its spaces in place (a NUL for the first space after each word, the other
+ * spaces skipped): the quoted words are put back together from the line, every character between
+ * two of them a space again, so the spaces are the ones typed. LiteX's readline keeps printable
+ * ASCII only: \uXXXX stands for the Unicode character U+XXXX (stored as UTF-8), \\ and \" for a
+ * backslash and a quote. *i: the last parameter the value used. 0, or -1 (printed). */
+static int meta_value(const char *key, int nb_params, char **params, int *i, const char *v, char *out, int max)
+{
+	char raw[CMD_LINE_BUFFER_SIZE];
+	const char *c = v;
+	int n = 0, k = *i, o = 0;
+	if (*c == '"') {
+		for (c++;;) {
+			if (n >= (int)sizeof(raw) - 2)
+				break;
+			if (*c == 0) {
+				if (k + 1 >= nb_params) {
+					printf("Error: %s: no closing quote (%s=\"words with spaces\")\n", key, key);
+					return -1;
+				}
+				k++;
+				if (params[k] > c && params[k] - c < CMD_LINE_BUFFER_SIZE)
+					while (c < params[k] && n < (int)sizeof(raw) - 2)
+						raw[n++] = ' ', c++;
+				else
+					raw[n++] = ' ';
+				c = params[k];
+				continue;
+			}
+			if (*c == '\\' && c[1]) {
+				raw[n++] = *c++;
+				raw[n++] = *c++;
+				continue;
+			}
+			if (*c == '"') {
+				c++;
+				break;
+			}
+			raw[n++] = *c++;
+		}
+		if (*c) {
+			printf("Error: %s: '%s' after the closing quote (a space first, or \\\" for a quote)\n", key, c);
+			return -1;
+		}
+	} else
+		while (*c && n < (int)sizeof(raw) - 1)
+			raw[n++] = *c++;
+	raw[n] = 0;
+	for (c = raw; *c; ) {
+		uint8_t u[3];
+		int len = 1, j;
+		u[0] = *c;
+		if (*c == '\\') {
+			unsigned long cp = 0;
+			if (c[1] == '\\' || c[1] == '"') {
+				u[0] = c[1];
+				c += 2;
+			} else if (c[1] == 'u') {
+				for (j = 2; j < 6; j++) {
+					char h = c[j];
+					int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 :
+						h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+					if (d < 0)
+						break;
+					cp = cp*16 + d;
+				}
+				if (j < 6 || cp == 0 || (cp >= 0xd800 && cp < 0xe000)) {
+					printf("Error: %s: '%.6s': \\u and four hex digits of a Unicode character U+0001..U+FFFF "
+						"(not a surrogate)\n", key, c);
+					return -1;
+				}
+				if (cp < 0x80)
+					u[0] = cp;
+				else if (cp < 0x800) {
+					u[0] = 0xc0 | (cp >> 6);
+					u[1] = 0x80 | (cp & 0x3f);
+					len = 2;
+				} else {
+					u[0] = 0xe0 | (cp >> 12);
+					u[1] = 0x80 | ((cp >> 6) & 0x3f);
+					u[2] = 0x80 | (cp & 0x3f);
+					len = 3;
+				}
+				c += 6;
+			} else {
+				printf("Error: %s: '\\%c': the escapes are \\uXXXX (a Unicode character), \\\\ and \\\"\n", key,
+					c[1] ? c[1] : ' ');
+				return -1;
+			}
+		} else
+			c++;
+		if (o + len > max) {
+			printf("Error: %s: at most %d bytes (UTF-8: a letter beyond ASCII takes 2 or 3)\n", key, max);
+			return -1;
+		}
+		for (j = 0; j < len; j++)
+			out[o++] = u[j];
+	}
+	out[o] = 0;
+	*i = k;
+	return 0;
+}
+
 static void print_meta(void)
 {
 	struct catalog_meta *m = &catalog_next_meta;
@@ -475,7 +581,7 @@ static void print_meta(void)
 
 static void rec_meta_handler(int nb_params, char **params)
 {
-	static const char *usage = "rec_meta [name=<word>] [datatype=<SigMF datatype>] [rate=<Hz>] [freq=<Hz>] [text=|text+=<words...>] | clear";
+	static const char *usage = "rec_meta [name=<word>|name=\"<words>\"] [datatype=<SigMF datatype>] [rate=<Hz>] [freq=<Hz>] [text=|text+=<words...>] | clear";
 	struct catalog_meta m = catalog_next_meta;
 	int i;
 	for (i = 0; i < nb_params; i++) {
@@ -489,11 +595,8 @@ static void rec_meta_handler(int nb_params, char **params)
 			printf("Error: '%s': key=value\n%s\n", params[i], usage);
 			return;
 		} else if (KEY("name")) {
-			if (strlen(v) > 32) {
-				printf("Error: name '%s': at most 32 characters\n", v);
+			if (meta_value("name", nb_params, params, &i, v, m.name, 32))
 				return;
-			}
-			strcpy(m.name, v);
 		} else if (KEY("datatype")) {
 			if (*v && !sigmf_datatype(v)) {
 				printf("Error: datatype '%s': a SigMF datatype, e.g. ri16_le, ci16_le, cf32_le, ru8 ((r|c)(f32|f64|i32|i16|u32|u16)_(le|be), (r|c)(i8|u8))\n", v);

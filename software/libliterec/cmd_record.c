@@ -450,7 +450,12 @@ void rec_catalog_settle(void)
 /* rec_record/rec_start auto: the first LBA after the catalog's recordings (on a chunk). */
 static int cat_place(struct rec_job *j)
 {
+	int r;
 	rec_catalog_settle();
+	/* Until stop without a size on exFAT: the largest free run (catalog_until_stop_region). */
+	if (j->mode == REC_MODE_UNTIL_STOP && !j->bytes && (r = catalog_until_stop_region(j->mask, j->chunk, 1, &j->lba,
+	    &j->bytes)))
+		return r < 0 ? -1 : 0;
 	return catalog_place_auto(j->mask, j->bytes, j->chunk, &j->lba);
 }
 
@@ -1226,6 +1231,11 @@ static int parse_args(int nb_params, char **params, int replay, int extended, co
 		return -1;
 	if (place && cat_place(j))
 		return -1;
+	if (!place && !id && !replay && j->mode == REC_MODE_UNTIL_STOP && !j->bytes) {
+		rec_catalog_settle();
+		if (catalog_until_stop_region(j->mask, j->chunk, 0, &j->lba, &j->bytes) < 0)
+			return -1;
+	}
 	return rec_job_check(j);
 }
 

@@ -286,6 +286,29 @@ static uint16_t set_checksum(const uint8_t *set, int entries)
 
 /* Names --------------------------------------------------------------------------------------------- */
 
+/* The reason for a forbidden character c (spec 7.7.3, FileName): which one, what is allowed. */
+static const char *forbidden(uint32_t c)
+{
+	static const char rest[] = " is not allowed: exFAT forbids the characters \" * / : < > ? \\ | and control "
+		"characters (U+0000-U+001F) in names; letters of any language, digits, spaces and other signs are allowed";
+	static const char hex[] = "0123456789ABCDEF";
+	static char b[sizeof(rest) + 8];
+	int n = 0;
+	if (c < 0x20) {
+		memcpy(b, "U+00", 4);
+		b[4] = hex[c >> 4];
+		b[5] = hex[c & 15];
+		n = 6;
+	} else {
+		b[0] = '\'';
+		b[1] = c;
+		b[2] = '\'';
+		n = 3;
+	}
+	memcpy(b + n, rest, sizeof(rest));
+	return b;
+}
+
 /* UTF-8 to UTF-16 (BMP); the number of code units, or EXFAT_ENAME with *why. */
 static int utf16(const char *s, uint16_t *out, const char **why)
 {
@@ -312,7 +335,7 @@ static int utf16(const char *s, uint16_t *out, const char **why)
 			goto bad;
 		if (c < 0x20 || c == '"' || c == '*' || c == '/' || c == ':' || c == '<' || c == '>' || c == '?' ||
 		    c == '\\' || c == '|') {
-			*why = "exFAT forbids the characters \" * / : < > ? \\ | and control characters in names";
+			*why = forbidden(c);
 			return EXFAT_ENAME;
 		}
 		if (n == EXFAT_NAME_LIMIT) {
@@ -504,6 +527,21 @@ int exfat_find_free(struct exfat_vol *v, uint64_t from, uint64_t bytes, uint64_t
 		}
 	}
 	return done(v, EXFAT_ENOSPC);
+}
+
+int exfat_free_run(struct exfat_vol *v, uint64_t off, uint64_t *bytes)
+{
+	uint64_t heap = (uint64_t)v->heap_offset << v->sector_shift;
+	uint32_t c, u;
+	*bytes = 0;
+	if (off < heap || (off & (exfat_cluster_bytes(v) - 1)))
+		return done(v, EXFAT_ERANGE);
+	c = exfat_off_cluster(v, off);
+	if (c - 2 >= v->clusters)
+		return done(v, 0);
+	u = bits_first_used(v, c, v->clusters + 2 - c);
+	*bytes = (uint64_t)((u ? u : v->clusters + 2) - c) << v->cluster_shift;
+	return done(v, 0);
 }
 
 int exfat_used_in(struct exfat_vol *v, uint64_t off, uint64_t bytes, uint64_t *at)

@@ -124,6 +124,9 @@ int exfat_write_file(struct exfat_vol *v, const char *name, const void *data, ui
 	uint64_t unix_us);
 /* Writes one piece of a file's data (byte offset on the device, a multiple of 512). */
 int exfat_put(struct exfat_vol *v, uint64_t off, const uint8_t *buf);
+/* Bytes of free clusters in a row from byte offset `off` (a cluster boundary in the heap) up to the
+ * first used cluster or the heap's end: *bytes (0 when the cluster at off is used). */
+int exfat_free_run(struct exfat_vol *v, uint64_t off, uint64_t *bytes);
 /* Whether a cluster marked used lies in the `bytes` from byte offset `off`: 1 (*at: its offset), 0, < 0. */
 int exfat_used_in(struct exfat_vol *v, uint64_t off, uint64_t bytes, uint64_t *at);
 /* Free clusters (counts the bitmap). */

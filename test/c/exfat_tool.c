@@ -115,6 +115,12 @@ int main(int argc, char **argv)
 		printf("ok used=%d at=%llu\n", r, r ? (unsigned long long)off : 0ULL);
 		return 0;
 	}
+	if (!strcmp(argv[2], "freerun") && argc == 4) {
+		if ((r = exfat_free_run(&v, strtoull(argv[3], 0, 0), &off)))
+			return fail(r);
+		printf("ok bytes=%llu\n", (unsigned long long)off);
+		return 0;
+	}
 	if (!strcmp(argv[2], "freeclusters")) {
 		if ((r = exfat_free_clusters(&v, &off)))
 			return fail(r);
