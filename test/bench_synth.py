@@ -22,6 +22,10 @@ Blocks (each elaborated to Verilog as its own top with ``litex.gen.fhdl.verilog.
   recorder  RecorderCore on two LiteDRAM native port stand-ins (write, read; 512-bit), 1 port,
             4096 slots (RECORDER_SLOTS). Independent of the PCIe width: synthesized once, named by
             its 512-bit word.
+  recorder_tiered
+            RecorderCore with the ring's on-chip tier (a staging bank per port: 2 ports, 4 slots of
+            a 16 KiB bank; 64 DRAM slots) behind a record port, in front of a replay port, as
+            add_recorder(staging=...) builds it; small, for the logic-depth test.
   datapath  rc + windows + nvme + recorder of one SSD port, connected as in soc/recorder.py.
 
 The SoCs' test infrastructure, not part of the datapath (a build with only user streams has no
@@ -78,8 +82,8 @@ from literecorder.cores.pcie.core import RCRootComplex
 from literecorder.cores.pcie.windows import SRAMWindow, DRAMWindow
 from literecorder.cores.nvme.core import NVMeHost
 from literecorder.cores.recorder.core import RecorderCore
-from literecorder.soc.recorder import (PCIE_SRAM_BASE, PCIE_SRAM_SIZE, PCIE_STAGING_BASE, NVME_QUEUE_BASE, NVME_ENTRIES,
-    RECORDER_SLOTS)
+from literecorder.soc.recorder import (PCIE_SRAM_BASE, PCIE_SRAM_SIZE, NVME_QUEUE_BASE, NVME_ENTRIES,
+    RECORDER_SLOTS, PCIE_STAGING_BASE, PCIE_STAGING_STRIDE)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -289,6 +293,39 @@ def build_recorder(dw):
     ios += flat([m.rec.req, m.rec.cpl])
     return m, ios, f"RecorderCore n_ports=1 slots={RECORDER_SLOTS}, {DRAM_PORT_WIDTH}-bit LiteDRAM ports"
 
+# Tiered recorder: small on purpose (its logic depth is checked in the suite, test_logic_depth).
+TIERED_PORTS, TIERED_STAGING, TIERED_SLOTS, TIERED_DRAM_SLOTS = 2, 16*1024, 4, 64
+
+def build_recorder_tiered(dw):
+    from literecorder.cores.recorder.ring import StagingBank
+    from literecorder.cores.recorder.stream import RecordPort, ReplayPort
+    m = LiteXModule()
+    host  = _WindowHost(dw)
+    banks = [StagingBank(host.add_window("staging", PCIE_STAGING_BASE + i*PCIE_STAGING_STRIDE,
+        TIERED_STAGING, on_chip=True), DRAM_PORT_WIDTH) for i in range(TIERED_PORTS)]
+    for i, b in enumerate(banks):
+        setattr(m, f"staging{i}", b)
+    wr, rd = dram_port("write"), dram_port("read")
+    m.rec = rec = RecorderCore(wr, rd, n_ports=TIERED_PORTS, slots=TIERED_DRAM_SLOTS, staging=banks,
+        staging_slots=TIERED_SLOTS)
+    m.dram_ports = (wr, rd)     # For the test's look at the ports' command signals.
+    # As add_recorder() attaches them: a record port and a replay port in sys at the ring width.
+    m.rec_port  = RecordPort(DRAM_PORT_WIDTH, DRAM_PORT_WIDTH, "sys", depth=32)
+    m.play_port = ReplayPort(DRAM_PORT_WIDTH, DRAM_PORT_WIDTH, "sys")
+    m.comb += [
+        # ``keep`` all ones, as the test pattern source gives it (a user's keep is a RecordPort matter).
+        m.rec_port.sink.keep.eq(2**(DRAM_PORT_WIDTH//8) - 1),
+        m.rec_port.source.connect(rec.inputs[0]), m.rec_port.drop.eq(rec.drop),
+        m.rec_port.clear.eq(rec.input_clear), rec.outputs[0].connect(m.play_port.sink),
+    ]
+    ios  = dram_port_ios(wr) + dram_port_ios(rd) + flat([m.rec_port.sink, m.play_port.source],
+        skip_fields=("keep",))
+    ios += public_ios(rec, skip=("inputs", "outputs", "req", "cpl", "staging")) + flat([rec.req, rec.cpl])
+    ios += window_ios(host.windows)
+    return m, ios, (f"RecorderCore n_ports={TIERED_PORTS} slots={TIERED_DRAM_SLOTS} with staging banks of "
+        f"{TIERED_SLOTS} on-chip slots ({TIERED_STAGING//1024} KiB), record/replay ports, "
+        f"{DRAM_PORT_WIDTH}-bit LiteDRAM ports")
+
 def build_teststreams(dw):
     from literecorder.cores.recorder.pattern import TestStreams
     from literecorder.cores.recorder.stream import RecordPort, ReplayPort
@@ -328,6 +365,7 @@ BLOCKS = {
     "nvme":     (build_nvme,     True),
     "bench":    (build_bench,    True),
     "recorder": (build_recorder, False),
+    "recorder_tiered": (build_recorder_tiered, True),
     "datapath": (build_datapath, True),
     # Test infrastructure of the SoCs (rec_record/rec_replay, the DRAM bound): not in the datapath.
     "teststreams": (build_teststreams, False),

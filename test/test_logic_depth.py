@@ -91,3 +91,48 @@ def test_the_check_fails_on_a_deep_block(tmp_path):
     assert max(lv for lv, *_ in deep) > LEVELS_LIMIT
     # Every path over the limit ends in the one register and starts at an input.
     assert {path[-1].split("@")[0] for *_, path in deep} <= {"core_q", "q"}, describe(deep)
+
+# The ring with its on-chip tier, behind its record port ---------------------------------------------
+
+# LUT levels from the read port's ``cmd.ready`` to the recorder's registers at most: LiteDRAM's
+# crossbar derives ``cmd.ready`` from the command's address and its bank machines (the whole KC705
+# design measured 5 levels from a combinational address to ``cmd.ready``), so what the recorder adds
+# after it must leave room for them.
+READY_LEVELS = 3
+
+def test_tiered_recorder_has_at_most_8_lut_levels_and_registered_dram_commands(tmp_path):
+    """The recorder as add_recorder(staging=...) builds it (bench_synth ``recorder_tiered``, small: 2
+    ports, 4 on-chip slots each): no path deeper than the limit (the staging slots' offsets, the
+    spilled-byte count after the input FIFO), the read port's command address straight from
+    flip-flops (LiteDRAM decodes it into its banks), ``cmd.ready`` into at most ``READY_LEVELS``."""
+    name = "depth_recorder_tiered"
+    m, ios, desc = bench_synth.build_recorder_tiered(128)
+    top = LiteXModule()
+    top.cd_sys = ClockDomain("sys")
+    top.core = m
+    vfile = os.path.join(str(tmp_path), name + ".v")
+    conv = convert(top, ios=set(ios) | {top.cd_sys.clk, top.cd_sys.rst}, name=name)
+    conv.write(vfile)
+    deepest, deep = synth_depth(vfile, name, str(tmp_path))
+    levels = max(lv for lv, *_ in deepest.values())
+    assert levels >= 3, f"{desc}: {levels} levels, the measurement found no logic"
+    assert not deep, (f"{desc}: {len(deep)} register inputs deeper than {LEVELS_LIMIT} LUT levels:\n"
+        f"{describe(deep)}")
+
+    with open(os.path.join(str(tmp_path), name + ".json")) as f:
+        mod = json.load(f)["modules"][name]
+    driver = {}
+    for cname, cell in mod["cells"].items():
+        for p, bits in cell["connections"].items():
+            if cell.get("port_directions", {}).get(p) == "output":
+                driver.update({b: cell["type"] for b in bits if isinstance(b, int)})
+    wr, rd = m.dram_ports
+    addr = conv.ns.get_name(rd.cmd.addr)
+    kinds = {driver.get(b, "input/constant") for b in mod["ports"][addr]["bits"]}
+    assert kinds and all(k.startswith("FD") for k in kinds), \
+        f"{addr}: driven by {sorted(kinds)}, not straight from flip-flops"
+    ready = conv.ns.get_name(rd.cmd.ready)
+    after = logic_depth(json.load(open(os.path.join(str(tmp_path), name + ".json"))), name,
+        skip_start=lambda n: n != ready)
+    lv = max((v[0] for v in after.values() if v[2] == ready), default=0)
+    assert 1 <= lv <= READY_LEVELS, f"{ready}: {lv} LUT levels into the recorder ({after})"

@@ -210,9 +210,15 @@ def test_drop_policy_with_both_tiers_full_counts_every_byte_and_comes_back_on_ch
     assert got["drops"] == runs and runs > 0
     # Both tiers were full, and the recording came back to on-chip slots after the stall.
     assert got["peak_onchip"] == 2*n_ports and got["peak_dram"] == 4
+    # (Chunks come back on-chip after the first drop, when both tiers were full; with one port the
+    # drive stays slower than the source, and whether the very last chunk is on-chip or in DRAM
+    # depends on a cycle of the completions.)
     kinds = [l[4] for l in log if l[0] == "req"]
-    last_dram = max(i for i, k in enumerate(kinds) if k == "dram")
-    assert "oc" in kinds[last_dram:] and got["bytes_spilled"] == 16*kinds.count("dram")
+    first_drop = next(i for i, (a, b) in enumerate(zip([0] + kept, kept)) if b != a + 1)
+    assert "dram" in kinds and "oc" in kinds[first_drop//CHUNK_WORDS + 1:], "".join(k[0] for k in kinds)
+    # Kept bytes of the DRAM chunks (requests go out in chunk order; the last chunk may be padded).
+    assert got["bytes_spilled"] == 4*sum(min(CHUNK_WORDS, len(kept) - CHUNK_WORDS*k)
+        for k, kind in enumerate(kinds) if kind == "dram")
     assert max(o for o, d in got["snaps"]) == 2*n_ports and max(d for o, d in got["snaps"]) == 4
 
 def test_a_ring_with_trigger_across_a_spill_keeps_the_last_chunks_of_each_row():

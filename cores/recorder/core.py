@@ -538,7 +538,7 @@ class RecorderCore(LiteXModule):
         # free slot), else into the DRAM ring.
         release  = Signal()      # A DRAM slot is released (record, in order).
         oc_rel   = Signal()      # An on-chip slot is released (record: its write completed).
-        oc_freed = Signal(CHUNK_BITS)
+        rel_count = Signal(CHUNK_BITS)   # Record: slots released, both tiers (a counter, not a sum).
         staged   = Signal()
         mark_oc  = Signal()
         self.comb += mark_oc.eq(striper.mark & striper.mark_id[log2_int(ONCHIP_ID)])
@@ -554,12 +554,13 @@ class RecorderCore(LiteXModule):
             pdepth = 2**bits_for(slots + n_ports*staging_slots)
             pmem = Memory(1 + gb, pdepth)
             pwr  = pmem.get_port(write_capable=True)
-            prd  = pmem.get_port()
+            prd  = pmem.get_port(mode=READ_FIRST)   # (A placement is read cycles after it was written.)
             self.specials += pmem, pwr, prd
             rd_chunk = Signal(CHUNK_BITS)       # Replay: chunk the reader reads (staged).
+            # (A flip-flop: configuration, static from the start's check to the end of the run.)
+            self.sync += staged.eq(replay & (self.onchip_slots != 0))
             p_oc, p_id = Signal(), Signal(gb)
             self.comb += [
-                staged.eq(replay & (self.onchip_slots != 0)),
                 onchip.count.eq(self.onchip_slots), onchip.restart.eq(restart),
                 writer.fill_port.eq(Mux(replay, striper.walker.port, fw.port)),
                 onchip.alloc.eq(Mux(replay, staged & striper.data_fire, writer.oc_alloc)),
@@ -606,7 +607,6 @@ class RecorderCore(LiteXModule):
                 fresh.eq(~(restart | reader.advance)),
                 req_d[0].eq(striper.requested), req_d[1].eq(req_d[0]),
                 If(restart, rd_chunk.eq(0)).Elif(reader.advance, rd_chunk.eq(rd_chunk + 1)),
-                If(restart, oc_freed.eq(0)).Elif(oc_rel, oc_freed.eq(oc_freed + 1)),
             ]
             for b in staging:
                 self.comb += b.replay.eq(replay)
@@ -630,7 +630,7 @@ class RecorderCore(LiteXModule):
             writer.freed.eq(tracker.ptr.count),
             reader.enable.eq(replay & fsm.ongoing("RUN") & ~striper.error & ~self.abort),
             reader.flush.eq(striper.error),
-            self.released.eq(Mux(replay, reader.freed, oc_freed + tracker.ptr.count)),
+            self.released.eq(Mux(replay, reader.freed, rel_count)),
             acct.committed.eq(self.released),
             acct.level.eq(Mux(replay, striper.requested - reader.freed,
                 writer.filling + writer.partial - self.released)),
@@ -645,19 +645,36 @@ class RecorderCore(LiteXModule):
                 self.level_dram.eq(writer.dram_filling + writer.partial_dram - tracker.ptr.count),
             ),
         ]
+        # bytes_spilled follows one cycle later: its events and byte counts are registered first (the
+        # kept word's bytes come from the input FIFO, the discard after the close decision).
+        sp_add, sp_sub = Signal(), Signal()        # Add / subtract ...
+        sp_bytes = Signal(32)                      # ... these bytes.
         self.sync += If(restart,
             self.peak_onchip.eq(0), self.peak_dram.eq(0), self.bytes_spilled.eq(0),
+            sp_add.eq(0), sp_sub.eq(0),
         ).Else(
             If(self.level_onchip > self.peak_onchip, self.peak_onchip.eq(self.level_onchip)),
             If(self.level_dram > self.peak_dram, self.peak_dram.eq(self.level_dram)),
-            If(~replay & accepted & ~marker & writer.to_dram,
-                self.bytes_spilled.eq(self.bytes_spilled + src.bytes),
-            ).Elif(acct.discard & writer.partial_dram,
-                self.bytes_spilled.eq(self.bytes_spilled - acct.discard_bytes),
-            ).Elif(replay & ~staged & reader.source.valid & reader.source.ready,
-                self.bytes_spilled.eq(self.bytes_spilled + reader.source.bytes),
+            # At most one event per cycle: a word is kept, an abort discards (no word is kept in its
+            # cycle), or a word is handed out (replay).
+            sp_add.eq((~replay & accepted & ~marker & writer.to_dram) |
+                (replay & ~staged & reader.source.valid & reader.source.ready)),
+            sp_sub.eq(acct.discard & writer.partial_dram),
+            If(replay,
+                sp_bytes.eq(reader.source.bytes),
+            ).Elif(abort,                         # (No word is kept in an abort's cycle.)
+                sp_bytes.eq(acct.discard_bytes),
+            ).Else(
+                sp_bytes.eq(src.bytes),
+            ),
+            If(sp_add,
+                self.bytes_spilled.eq(self.bytes_spilled + sp_bytes),
+            ).Elif(sp_sub,
+                self.bytes_spilled.eq(self.bytes_spilled - sp_bytes),
             ),
         )
+        # Releases of both tiers (one per cycle at most): the DRAM tier's count plus the on-chip one's.
+        self.sync += If(restart, rel_count.eq(0)).Elif(release | oc_rel, rel_count.eq(rel_count + 1))
         # The last chunk released: its port and LBA (the seed's WRITE_ADDR_LAST / READ_ADDR_LAST).
         rel_pulse = Signal()
         freed_q   = Signal(CHUNK_BITS)

@@ -87,8 +87,10 @@ class StagingBank(LiteXModule):
         # (An attribute for the tests; not a CSR memory: LiteX would give the CPU a third port on it.)
         self.autocsr_exclude = {"mem"}
         ram_style_attr(mem, ram_style)
-        pa = mem.get_port(write_capable=True)
-        pb = mem.get_port(write_capable=True, we_granularity=8)
+        # Reads of the old data (READ_FIRST): the recorder and the device never touch the same word in
+        # the same cycle (a slot is filled, then served), no bypass logic around the block RAM.
+        pa = mem.get_port(write_capable=True, mode=READ_FIRST)
+        pb = mem.get_port(write_capable=True, we_granularity=8, mode=READ_FIRST)
         self.specials += mem, pa, pb
         self.comb += [pa.adr.eq(Mux(self.replay, self.rd_adr, self.adr)), pa.dat_w.eq(self.dat_w),
             pa.we.eq(self.we & ~self.replay), self.dat_r.eq(pa.dat_r)]
@@ -373,7 +375,12 @@ class RingWriter(LiteXModule):
 class DRAMWordReader(LiteXModule):
     """Reads words of a LiteDRAM native port, in order, into a block-RAM FIFO without an output
     register: a read is issued only with room reserved for its word (``depth`` words in flight or
-    waiting). ``sink``: word addresses; ``source``: the words."""
+    waiting). ``sink``: word addresses; ``source``: the words.
+
+    The commands go through a two-entry skid buffer (ready, then valid/address registered): the
+    port's command address comes from a register (LiteDRAM's crossbar decodes it into its bank
+    arbitration and ``cmd.ready``) and ``sink.ready`` is a register (the owner's walk does not
+    depend on LiteDRAM's ``cmd.ready``); one word per cycle still."""
     def __init__(self, port, depth):
         self.sink   = sink   = stream.Endpoint([("address", port.address_width)])
         self.source = source = stream.Endpoint([("data", port.data_width)])
@@ -381,16 +388,21 @@ class DRAMWordReader(LiteXModule):
         # # #
 
         self.fifo = fifo = RAMFIFO([("data", port.data_width)], depth)
+        self.skid = skid = stream.PipeReady([("address", port.address_width)])
+        self.pipe = pipe = stream.PipeValid([("address", port.address_width)])
+        cmd = pipe.source
         reserved = Signal(max=depth + 1)
         room     = Signal()
         issue    = Signal()
         self.comb += [
+            sink.connect(skid.sink),
+            skid.source.connect(pipe.sink),
             room.eq(reserved != depth),
-            port.cmd.valid.eq(sink.valid & room),
+            port.cmd.valid.eq(cmd.valid & room),
             port.cmd.we.eq(0),
-            port.cmd.addr.eq(sink.address),
+            port.cmd.addr.eq(cmd.address),
             port.cmd.last.eq(1),
-            sink.ready.eq(port.cmd.ready & room),
+            cmd.ready.eq(port.cmd.ready & room),
             issue.eq(port.cmd.valid & port.cmd.ready),
             fifo.sink.valid.eq(port.rdata.valid),
             fifo.sink.data.eq(port.rdata.data),

@@ -85,7 +85,9 @@ class SlotTracker(LiteXModule):
 
         mem = Memory(2, slots)
         wr  = mem.get_port(write_capable=True)
-        rd  = mem.get_port()                   # Synchronous read: data one cycle after the address.
+        # Synchronous read: data one cycle after the address, the old data when a completion is written
+        # to it in that cycle (READ_FIRST: no bypass around the memory; seen one cycle later).
+        rd  = mem.get_port(mode=READ_FIRST)
         self.specials += mem, wr, rd
 
         clr  = Signal(sbits + 1)
