@@ -225,6 +225,8 @@ class RCCompleter(LiteXModule):
         self.wr_aligner = wal = DwordAligner(dw, geometry="cmd")
         wr_win  = Signal(wbits)
         wr_beat = Signal(obits - beat_log2)
+        wr_win_now  = Signal(wbits)
+        wr_beat_now = Signal(obits - beat_log2)
         self.comb += [
             wal.sink.dat.eq(payload.source.dat),
             wal.cmd.in_offset.eq(Mux(hdr.h4, 4, 3)),     # Payload after the header (mod ndw).
@@ -260,8 +262,8 @@ class RCCompleter(LiteXModule):
         ]
         self.sync += If(wr_take,
             wr_valid.eq(wal.source.valid),
-            wr_win_r.eq(wr_win),
-            wr_adr.eq(wr_beat),
+            wr_win_r.eq(wr_win_now),
+            wr_adr.eq(wr_beat_now),
             wr_dat.eq(wal.source.dat),
             wr_be_r.eq(wr_be),
             wr_last.eq(wal.source.last),
@@ -348,8 +350,14 @@ class RCCompleter(LiteXModule):
                     NextState("DROP")
                 ).Elif(hdr.we,
                     If(others_drained & (~wr_valid | (wr_win_r == win_idx)),
+                        # The aligner starts in this cycle (no cycle between writes).
                         ev_wr_ok.eq(1),
-                        NextState("WRITE")
+                        wal.cmd.valid.eq(1),
+                        If(wal.cmd.ready,
+                            pop.eq(1),
+                        ).Else(
+                            NextState("WRITE")
+                        )
                     )
                 ).Elif(~wr_valid,
                     # Read: refused reads still get their (UR) completion.
@@ -374,15 +382,21 @@ class RCCompleter(LiteXModule):
             dropping.eq(dispatch.ongoing("DROP") & (drop_left != 0)),
             wal.sink.valid.eq(payload.source.valid & ~dropping),
             payload.source.ready.eq(Mux(dropping, 1, wal.sink.ready)),
-            wal.cmd.valid.eq(dispatch.ongoing("WRITE")),
         ]
-        self.sync += If(ev_wr_ok,
-            wr_win.eq(win_idx),
-            wr_beat.eq(offset[beat_log2:]),
-        ).Elif(wal.source.valid & wal.source.ready,
-            wr_beat.eq(wr_beat + 1),
-        )
+        # The write's window and beat address: from the decode stage in its first cycle.
+        self.comb += [
+            wr_win_now.eq(Mux(ev_wr_ok, win_idx, wr_win)),
+            wr_beat_now.eq(Mux(ev_wr_ok, offset[beat_log2:], wr_beat)),
+        ]
+        self.sync += [
+            wr_win.eq(wr_win_now),
+            wr_beat.eq(wr_beat_now),
+            If(wal.source.valid & wal.source.ready,
+                wr_beat.eq(wr_beat_now + 1),
+            ),
+        ]
         dispatch.act("WRITE",
+            wal.cmd.valid.eq(1),
             If(wal.cmd.ready,
                 pop.eq(1),
                 NextState("IDLE")
