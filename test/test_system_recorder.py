@@ -111,7 +111,8 @@ def test_strict_source_faster_than_the_link_loses_beats_and_replay_sees_it(healt
     assert lost > 0
     # A source 8000 MB/s against what the drive takes: the share lost is the difference of the rates.
     # (Since the on-chip slots the share lost depends on the drive's state left by the tests
-    # before: 8000-8499 seen; pinned at their middle.)
+    # before: 8000-8499 seen; since the completer sends completions and writes back to back and
+    # the ring's read commands are buffered, the ring drains faster: 7338 with this file's order.)
     pinned("system.recorder.ideal.strict_8000.lost_beats", lost, rel=0.05)
     # What was not lost was recorded; the recording ended with the source (last chunk padded).
     assert int(r["bytes_in"]) + lost*64 == 8*MiB
