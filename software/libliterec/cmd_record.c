@@ -540,8 +540,8 @@ static void pulse(int offset, const char *what)
 	if (need_job())
 		return;
 	if (!STATUS_BIT(st, BUSY)) {
-		if (offset == CSR_RECORDER_CTRL_ABORT_OFFSET && STATUS_BIT(st, ARMED)) {
-			rec_job_pulse(CSR_RECORDER_CTRL_DISARM_OFFSET);
+		if (offset == CSR_RECORDER_CONTROL_ABORT_OFFSET && STATUS_BIT(st, ARMED)) {
+			rec_job_pulse(CSR_RECORDER_CONTROL_DISARM_OFFSET);
 			printf("%s: disarmed (the hardware start input no longer starts a run)\n", what);
 			return;
 		}
@@ -552,10 +552,10 @@ static void pulse(int offset, const char *what)
 	printf("%s: sent\n", what);
 }
 
-static void rec_stop_handler(int nb_params, char **params) { pulse(CSR_RECORDER_CTRL_STOP_OFFSET, "rec_stop"); }
+static void rec_stop_handler(int nb_params, char **params) { pulse(CSR_RECORDER_CONTROL_STOP_OFFSET, "rec_stop"); }
 define_literec_command(rec_stop, rec_stop_handler, "Stop the recording (the partly filled chunk is padded with zeros)");
 
-static void rec_abort_handler(int nb_params, char **params) { pulse(CSR_RECORDER_CTRL_ABORT_OFFSET, "rec_abort"); }
+static void rec_abort_handler(int nb_params, char **params) { pulse(CSR_RECORDER_CONTROL_ABORT_OFFSET, "rec_abort"); }
 define_literec_command(rec_abort, rec_abort_handler, "Abort the recording (the partly filled chunk is dropped)");
 
 static void rec_trigger_handler(int nb_params, char **params)
@@ -566,7 +566,7 @@ static void rec_trigger_handler(int nb_params, char **params)
 		printf("Error: rec_trigger is for ring recordings (rec_start ... ring=<mib> post=<mib>)\n");
 		return;
 	}
-	pulse(CSR_RECORDER_CTRL_TRIGGER_OFFSET, "rec_trigger");
+	pulse(CSR_RECORDER_CONTROL_TRIGGER_OFFSET, "rec_trigger");
 }
 define_literec_command(rec_trigger, rec_trigger_handler, "Ring recording: the event (the recording ends post= MiB later)");
 

@@ -337,7 +337,8 @@ static unsigned long rec_onchip_slots(struct rec_job *j)
 	return n > RECORDER_STAGING_SLOTS ? RECORDER_STAGING_SLOTS : n;
 }
 
-static uint32_t ctrl_config(struct rec_job *j)
+/* The recorder's run configuration (`config`) of a job: written once per job, before its pulses. */
+static uint32_t job_config(struct rec_job *j)
 {
 	uint32_t c = 0;
 	int end_on_last = j->replay ? 0 : 1;
@@ -347,26 +348,26 @@ static uint32_t ctrl_config(struct rec_job *j)
 	if (!j->replay && j->input == REC_INPUT_PATTERN && !j->stop_bytes)
 		end_on_last = 0;
 #endif
-	c |= (j->replay ? 1 : 0) << CSR_RECORDER_CTRL_DIRECTION_OFFSET;
-	c |= (uint32_t)j->mode << CSR_RECORDER_CTRL_MODE_OFFSET;
-	c |= (j->drop ? 1 : 0) << CSR_RECORDER_CTRL_DROP_OFFSET;
-	c |= (uint32_t)(j->input < 0 ? 0 : j->input) << CSR_RECORDER_CTRL_INPUT_SEL_OFFSET;
-	c |= (uint32_t)(j->output < 0 ? 0 : j->output) << CSR_RECORDER_CTRL_OUTPUT_SEL_OFFSET;
-	c |= end_on_last << CSR_RECORDER_CTRL_END_ON_LAST_OFFSET;
-	c |= (j->packet_bytes ? 1 : 0) << CSR_RECORDER_CTRL_CHECK_LAST_OFFSET;
-	c |= (j->flush_after ? 1 : 0) << CSR_RECORDER_CTRL_FLUSH_AFTER_OFFSET;
-#ifdef CSR_RECORDER_CTRL_SPILL_OFFSET
+	c |= (j->replay ? 1 : 0) << CSR_RECORDER_CONFIG_DIRECTION_OFFSET;
+	c |= (uint32_t)j->mode << CSR_RECORDER_CONFIG_MODE_OFFSET;
+	c |= (j->drop ? 1 : 0) << CSR_RECORDER_CONFIG_DROP_OFFSET;
+	c |= (uint32_t)(j->input < 0 ? 0 : j->input) << CSR_RECORDER_CONFIG_INPUT_SEL_OFFSET;
+	c |= (uint32_t)(j->output < 0 ? 0 : j->output) << CSR_RECORDER_CONFIG_OUTPUT_SEL_OFFSET;
+	c |= end_on_last << CSR_RECORDER_CONFIG_END_ON_LAST_OFFSET;
+	c |= (j->packet_bytes ? 1 : 0) << CSR_RECORDER_CONFIG_CHECK_LAST_OFFSET;
+	c |= (j->flush_after ? 1 : 0) << CSR_RECORDER_CONFIG_FLUSH_AFTER_OFFSET;
+#ifdef CSR_RECORDER_CONFIG_SPILL_OFFSET
 	/* A source that can wait (lossless) waits for an on-chip slot; one that cannot (policy=drop, or
 	 * the strict test source), or a job that asked for a DRAM buffer (buffer=), spills its chunks to
 	 * DRAM slots while the drives fall behind. */
 	if (j->spill == REC_SPILL_ON || (j->spill == REC_SPILL_AUTO && (j->drop || j->buffer_bytes ||
 		(j->strict && !j->replay && j->input == REC_INPUT_PATTERN))))
-		c |= 1 << CSR_RECORDER_CTRL_SPILL_OFFSET;
+		c |= 1 << CSR_RECORDER_CONFIG_SPILL_OFFSET;
 #endif
 	/* Input outside the recording: the test source's surplus is always discarded (counted), the
 	 * user's waits unless surplus=flush. */
 	if (j->surplus == REC_SURPLUS_FLUSH || (j->surplus == REC_SURPLUS_AUTO && !j->replay && j->input == REC_INPUT_PATTERN))
-		c |= 1 << CSR_RECORDER_CTRL_FLUSH_SURPLUS_OFFSET;
+		c |= 1 << CSR_RECORDER_CONFIG_FLUSH_SURPLUS_OFFSET;
 	return c;
 }
 
@@ -402,7 +403,7 @@ static void configure(struct rec_job *j)
 		 * (a lossless input that waits is recorded by the next run, also with surplus=keep). */
 		uint64_t t0;
 		recstream_ctrl_write(1 << CSR_RECSTREAM_CTRL_GEN_STOP_OFFSET);
-		recorder_ctrl_write(ctrl_config(j) | (1 << CSR_RECORDER_CTRL_FLUSH_SURPLUS_OFFSET));
+		recorder_config_write(job_config(j) | (1 << CSR_RECORDER_CONFIG_FLUSH_SURPLUS_OFFSET));
 		t0 = literec_cycles();
 		while (literec_cycles() - t0 < literec_us_to_cycles(20))   /* the port's FIFO: a few thousand words at most */
 			;
@@ -432,7 +433,7 @@ int rec_job_start(struct rec_job *j)
 	cur_valid = 1;
 	set_engines(j->mask, NVME_SRC_EXT);
 	configure(j);
-	c = ctrl_config(j);
+	c = job_config(j);
 #ifdef CSR_RECSTREAM_BASE
 	/* The pattern source starts in the cycle the recording starts (gen_on_run). */
 	if (!j->replay && j->input == REC_INPUT_PATTERN)
@@ -441,16 +442,16 @@ int rec_job_start(struct rec_job *j)
 	else
 		recstream_ctrl_write(1 << CSR_RECSTREAM_CTRL_GEN_STOP_OFFSET);
 #endif
-	recorder_ctrl_write(c);
+	recorder_config_write(c);
 	if (j->arm) {
 		/* One hardware start: the recorder forgets the arm when the start is taken or the run ends. */
-		recorder_ctrl_write(c | (1 << CSR_RECORDER_CTRL_ARM_OFFSET));
+		recorder_control_write(1 << CSR_RECORDER_CONTROL_ARM_OFFSET);
 		printf("rec_start: armed, waiting for the hardware start input\n");
 		return 0;
 	}
 	t0 = literec_cycles();
 	catalog_job_started(t0);
-	recorder_ctrl_write(c | (1 << CSR_RECORDER_CTRL_START_OFFSET));
+	recorder_control_write(1 << CSR_RECORDER_CONTROL_START_OFFSET);
 	/* The recorder checks the configuration (a few thousand cycles at most), then runs. */
 	do {
 		st = recorder_status_read();
@@ -470,8 +471,8 @@ int rec_job_start(struct rec_job *j)
 
 void rec_flush_surplus(int on)
 {
-	uint32_t c = ctrl_config(&cur_job) & ~(1u << CSR_RECORDER_CTRL_FLUSH_SURPLUS_OFFSET);
-	recorder_ctrl_write(c | ((on ? 1u : 0u) << CSR_RECORDER_CTRL_FLUSH_SURPLUS_OFFSET));
+	uint32_t c = job_config(&cur_job) & ~(1u << CSR_RECORDER_CONFIG_FLUSH_SURPLUS_OFFSET);
+	recorder_config_write(c | ((on ? 1u : 0u) << CSR_RECORDER_CONFIG_FLUSH_SURPLUS_OFFSET));
 }
 
 /* Raw configuration: the registers as given, no check by the BIOS (the recorder's own checks). */
@@ -493,14 +494,15 @@ int rec_raw_start(int replay, uint64_t first, uint64_t last, uint64_t start, uin
 	cur_valid = 1;
 	set_engines(mask, NVME_SRC_EXT);
 	configure(&j);
-	recorder_ctrl_write(ctrl_config(&j) | (1 << CSR_RECORDER_CTRL_START_OFFSET));
+	recorder_config_write(job_config(&j));
+	recorder_control_write(1 << CSR_RECORDER_CONTROL_START_OFFSET);
 	t0 = literec_cycles();
 	do
 		st = recorder_status_read();
 	while (!STATUS_BIT(st, RUNNING) && STATUS_BIT(st, BUSY) && literec_cycles() - t0 < literec_us_to_cycles(10000));
 	if (STATUS_BIT(st, RUNNING)) {
 		/* Accepted: it must not run, end it at once. */
-		recorder_ctrl_write(ctrl_config(&j) | (1 << CSR_RECORDER_CTRL_ABORT_OFFSET));
+		recorder_control_write(1 << CSR_RECORDER_CONTROL_ABORT_OFFSET);
 		while (STATUS_BIT(recorder_status_read(), BUSY) && literec_cycles() - t0 < literec_us_to_cycles(1000000));
 	}
 	set_engines(mask, NVME_SRC_CPU);
@@ -514,7 +516,7 @@ void rec_job_poll(struct rec_job *j, struct rec_result *r)
 	uint32_t st;
 	uint64_t committed, wbytes;
 	memset(r, 0, sizeof(*r));
-	recorder_ctrl_write(ctrl_config(j) | (1 << CSR_RECORDER_CTRL_SNAPSHOT_OFFSET));
+	recorder_control_write(1 << CSR_RECORDER_CONTROL_SNAPSHOT_OFFSET);
 	st = recorder_status_read();
 	r->busy      = STATUS_BIT(st, BUSY);
 	r->done      = STATUS_BIT(st, DONE);
@@ -637,7 +639,7 @@ static void finish(struct rec_job *j, struct rec_result *r)
 static int pattern_arrived(struct rec_job *j)
 {
 	uint64_t taken = (LIVE64(RECSTREAM, GEN_PRODUCED) - LIVE64(RECSTREAM, GEN_LOST))*RECORDER_WORD_BYTES;
-	recorder_ctrl_write(ctrl_config(j) | (1 << CSR_RECORDER_CTRL_SNAPSHOT_OFFSET));
+	recorder_control_write(1 << CSR_RECORDER_CONTROL_SNAPSHOT_OFFSET);
 	return recorder_snap_bytes_in_read() >= taken;
 }
 #endif
@@ -666,8 +668,8 @@ int rec_job_wait(struct rec_job *j, struct rec_result *r, uint64_t timeout_us, u
 		if (!j->replay && j->input == REC_INPUT_PATTERN && !closed && STATUS_BIT(st, RUNNING) &&
 			!recstream_gen_busy_read() && j->mode == REC_MODE_FIXED &&
 			pattern_arrived(j)) {
-			recorder_ctrl_write(ctrl_config(j) | (1 << (j->abort_bytes ? CSR_RECORDER_CTRL_ABORT_OFFSET :
-				CSR_RECORDER_CTRL_STOP_OFFSET)));
+			recorder_control_write(1 << (j->abort_bytes ? CSR_RECORDER_CONTROL_ABORT_OFFSET :
+				CSR_RECORDER_CONTROL_STOP_OFFSET));
 			closed = 1;
 		}
 #endif
@@ -739,7 +741,7 @@ int rec_job_abort(void)
 	struct rec_result r;
 	if (!cur_valid || !STATUS_BIT(recorder_status_read(), BUSY))
 		return 0;
-	recorder_ctrl_write(ctrl_config(&cur_job) | (1 << CSR_RECORDER_CTRL_ABORT_OFFSET));
+	recorder_control_write(1 << CSR_RECORDER_CONTROL_ABORT_OFFSET);
 	/* The commands in flight complete (or time out in the engine) within its timeout. */
 	if (rec_job_wait(&cur_job, &r, 1000000, 0))
 		return 0;
@@ -750,7 +752,7 @@ int rec_job_abort(void)
 /* A pulse to the running job (rec_stop, rec_abort, rec_trigger, a disarm). */
 void rec_job_pulse(int offset)
 {
-	recorder_ctrl_write(ctrl_config(&cur_job) | (1 << offset));
+	recorder_control_write(1 << offset);
 }
 
 void rec_job_release(const struct rec_job *j)

@@ -103,7 +103,7 @@ void rec_job_poll(struct rec_job *j, struct rec_result *r);
 int rec_job_wait(struct rec_job *j, struct rec_result *r, uint64_t timeout_us, uint64_t interval_us);
 /* Aborts the running job, if any, and waits for its end (-1: it did not end within 1 s). */
 int rec_job_abort(void);
-/* Sends a pulse (CSR_RECORDER_CTRL_*_OFFSET: stop, abort, trigger, disarm) to the last job started. */
+/* Sends a pulse (CSR_RECORDER_CONTROL_*_OFFSET: stop, abort, trigger, disarm) to the last job started. */
 void rec_job_pulse(int offset);
 /* The job is over: the queue engines of its ports go back to the CPU. */
 void rec_job_release(const struct rec_job *j);
