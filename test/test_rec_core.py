@@ -526,28 +526,34 @@ def test_busy_and_running_are_flip_flops_equal_to_the_state_in_every_cycle():
 
 # The hardware start: one run per arm, refused without the queue engines ---------------------------
 
-def _ctrl_write(rec, **fields):
-    """One CPU write of the ``ctrl`` CSR (its pulse fields last the write's cycle); an until-stop
-    recording unless ``fields`` say otherwise."""
-    fields.setdefault("mode", MODE_UNTIL_STOP)
+def _csr_write(csr, fields):
+    """One CPU write of a CSRStorage with fields (pulse fields last the write's cycle)."""
     value = 0
-    for f in rec._ctrl.fields.fields:
+    for f in csr.fields.fields:
         value |= fields.get(f.name, f.reset.value if hasattr(f.reset, "value") else f.reset) << f.offset
-    (bus,) = rec._ctrl.simple_csrs
+    (bus,) = csr.simple_csrs
     yield bus.r.eq(value)
     yield bus.re.eq(1)
     yield
     yield bus.re.eq(0)
 
+def _cpu_write(rec, **fields):
+    """The CPU's writes as the BIOS does them: the run configuration (``config``: an until-stop
+    recording unless ``fields`` say otherwise), then the pulses of ``control``."""
+    fields.setdefault("mode", MODE_UNTIL_STOP)
+    yield from _csr_write(rec._config, fields)
+    yield from _csr_write(rec._control, fields)
+
 def _hw_control_run(served=1, steps=()):
-    """_CoreHarness with the CSRs; ``steps``: ("write", fields) CPU writes of ctrl, ("hw", name) a
+    """_CoreHarness with the CSRs; ``steps``: ("write", fields) CPU writes of config and control, ("hw", name) a
     one-cycle pulse of hw_<name>, ("wait", n) n cycles, ("end",) until the run ended. -> the
     recorder's (armed, busy, recording, replaying, refused, done, status) after each step, and the
     number of runs that began (restart pulses)."""
     dut = _CoreHarness(csr=True)
     rec = dut.rec
-    rec._ctrl.finalize(32, "big")   # (a SoC's CSR bank does this: its bus side, the pulse fields)
-    dut.submodules += rec._ctrl
+    for csr in (rec._config, rec._control):
+        csr.finalize(32, "big")     # (a SoC's CSR bank does this: its bus side, the pulse fields)
+        dut.submodules += csr
     dut.comb += rec.served.eq(served)
     src = rec.inputs[0]
     snaps, restarts = [], []
@@ -561,7 +567,7 @@ def _hw_control_run(served=1, steps=()):
         yield src.last.eq(0)
         for step in steps:
             if step[0] == "write":
-                yield from _ctrl_write(rec, **step[1])
+                yield from _cpu_write(rec, **step[1])
             elif step[0] == "hw":
                 yield getattr(rec, "hw_" + step[1]).eq(1)
                 yield

@@ -709,29 +709,35 @@ class RecorderCore(LiteXModule):
 
     def add_csr(self):
         n_inputs, n_outputs = len(self.inputs), len(self.outputs)
-        self._ctrl = CSRStorage(description="Recorder control (pulses) and run configuration.", fields=[
+        # Pulses apart from the configuration (as LiteDRAM's BIST): a pulse is one write of `control`,
+        # the configuration is written once per run and held.
+        self._control = CSRStorage(description="Recorder control: pulses (a 1 acts in the write's cycle; the "
+            "configuration is in ``config``).", fields=[
             CSRField("start",    size=1, offset=0, pulse=True, description="Check the configuration and start."),
             CSRField("stop",     size=1, offset=1, pulse=True, description="Record: close the input, pad the partly filled chunk with zeros, finish."),
             CSRField("abort",    size=1, offset=2, pulse=True, description="Record: close the input, drop the partly filled chunk, finish."),
             CSRField("trigger",  size=1, offset=3, pulse=True, description="Ring: the event; the recording ends ``post_bytes`` later."),
             CSRField("snapshot", size=1, offset=4, pulse=True, description="Copy the accounting counters (``snap_*``) in one cycle."),
-            CSRField("direction", size=1, offset=8, values=[("0", "record"), ("1", "replay")], description="Direction."),
-            CSRField("mode",     size=2, offset=9, values=[("0", "fixed size (``chunks``)"),
+            CSRField("arm",      size=1, offset=5, pulse=True, description="Arm: the next rising edge of the hardware ``start`` input starts one run with this configuration (cleared when a start is taken, by ``disarm`` or when a run ends; a hardware start while not armed is ignored)."),
+            CSRField("disarm",   size=1, offset=6, pulse=True, description="Forget an arm not yet used."),
+        ])
+        self._config = CSRStorage(description="Run configuration (written before ``start`` or ``arm``, held "
+            "during the run).", fields=[
+            CSRField("direction", size=1, offset=0, values=[("0", "record"), ("1", "replay")], description="Direction."),
+            CSRField("mode",     size=2, offset=1, values=[("0", "fixed size (``chunks``)"),
                 ("1", "until stop (or the region is full)"), ("2", "ring with trigger")], description="Record mode."),
-            CSRField("drop",     size=1, offset=11, values=[("0", "lossless: back-pressure the input"),
+            CSRField("drop",     size=1, offset=3, values=[("0", "lossless: back-pressure the input"),
                 ("1", "drop: refuse whole ring words when full, count and log them")], description="Overflow policy."),
-            CSRField("input_sel",  size=2, offset=12, description=f"Record input (0..{n_inputs - 1})."),
-            CSRField("output_sel", size=2, offset=14, description=f"Replay output (0..{n_outputs - 1})."),
-            CSRField("end_on_last",  size=1, offset=16, reset=1, description="The input's ``last`` ends the recording (``keep``: exact bytes)."),
-            CSRField("check_last",   size=1, offset=17, description="With end_on_last=0: count input packets that end before their chunk."),
-            CSRField("flush_after",  size=1, offset=18, description="NVMe Flush on every port after a recording."),
-            CSRField("flush_surplus", size=1, offset=19, description="Discard (and count) input that arrives outside a recording."),
-            CSRField("arm",      size=1, offset=20, pulse=True, description="Arm: the next rising edge of the hardware ``start`` input starts one run with this configuration (cleared when a start is taken, by ``disarm`` or when a run ends; a hardware start while not armed is ignored)."),
-            CSRField("disarm",   size=1, offset=21, pulse=True, description="Forget an arm not yet used."),
-            CSRField("spill",    size=1, offset=22, reset=1, values=[("0", "on-chip slots only: the input waits (or drops) when none is free"),
+            CSRField("input_sel",  size=2, offset=4, description=f"Record input (0..{n_inputs - 1})."),
+            CSRField("output_sel", size=2, offset=6, description=f"Replay output (0..{n_outputs - 1})."),
+            CSRField("end_on_last",  size=1, offset=8, reset=1, description="The input's ``last`` ends the recording (``keep``: exact bytes)."),
+            CSRField("check_last",   size=1, offset=9, description="With end_on_last=0: count input packets that end before their chunk."),
+            CSRField("flush_after",  size=1, offset=10, description="NVMe Flush on every port after a recording."),
+            CSRField("flush_surplus", size=1, offset=11, description="Discard (and count) input that arrives outside a recording."),
+            CSRField("spill",    size=1, offset=12, reset=1, values=[("0", "on-chip slots only: the input waits (or drops) when none is free"),
                 ("1", "a chunk takes a DRAM slot when no on-chip slot is free")], description="Record: the DRAM tier of the ring (always used without on-chip slots)."),
         ])
-        f = self._ctrl.fields
+        f = self._config.fields
         self.comb += [
             self.direction.eq(f.direction), self.mode.eq(f.mode), self.drop.eq(f.drop),
             self.input_sel.eq(f.input_sel), self.output_sel.eq(f.output_sel),
@@ -739,14 +745,15 @@ class RecorderCore(LiteXModule):
             self.flush_after.eq(f.flush_after), self.flush_surplus.eq(f.flush_surplus),
             self.spill.eq(f.spill),
         ]
+        p = self._control.fields
         self.comb += [
-            self.start.eq(f.start | (self.hw_start & self.armed)),
-            self.arm.eq(f.arm), self.disarm.eq(f.disarm),
-            self.stop.eq(f.stop | self.hw_stop),
-            self.abort.eq(f.abort | self.hw_abort),
-            self.trigger.eq(f.trigger | self.hw_trigger),
+            self.start.eq(p.start | (self.hw_start & self.armed)),
+            self.arm.eq(p.arm), self.disarm.eq(p.disarm),
+            self.stop.eq(p.stop | self.hw_stop),
+            self.abort.eq(p.abort | self.hw_abort),
+            self.trigger.eq(p.trigger | self.hw_trigger),
         ]
-        self.comb += self.acct.snapshot.eq(f.snapshot)
+        self.comb += self.acct.snapshot.eq(p.snapshot)
 
         storage = functools.partial(csr_storage, self)
         status  = functools.partial(csr_status, self)

@@ -1748,6 +1748,184 @@ int catalog_guard(const char *cmd, uint32_t mask, uint64_t lba, uint64_t blocks,
 	return 0;
 }
 
+#ifdef CSR_RECORDER_BASE
+
+/* Recording jobs (record.c) ------------------------------------------------------------------------
+ * Every recording job (rec_start, rec_record, the self-tests) enters the drives' catalog, when they
+ * have one, from here only: begin when the job starts (refused: nothing is sent), a checkpoint from
+ * the polling (at most every catalog_checkpoint_ms of modeled time, one non-blocking step per poll),
+ * the end when a poll sees the job over, with the accounting, the drop log and a ring's trigger and
+ * oldest byte. `auto` places a recording after the last one; `id=<n>` replays one. */
+
+static int      cat_on;                 /* the current recording job is in the catalog */
+static uint64_t cat_start;              /* modeled cycle of the start (0: armed, not known) */
+static uint64_t cat_drops, cat_gaps;    /* drop log entries passed on, and their bytes */
+
+int catalog_job_on(void) { return cat_on; }
+
+void catalog_job_started(uint64_t cycles) { cat_start = cycles; }
+
+int catalog_job_begin(struct rec_job *j)
+{
+	struct catalog_job cj;
+	int id;
+	if (j->no_catalog) {
+		cat_on = 0;
+		return 0;
+	}
+	memset(&cj, 0, sizeof(cj));
+	cj.mask   = j->mask;
+	cj.lba    = j->lba;
+	cj.chunk  = j->chunk;
+	cj.seed   = j->seed;
+	cj.mode   = j->mode == REC_MODE_RING ? CATALOG_MODE_RING :
+		j->mode == REC_MODE_UNTIL_STOP ? CATALOG_MODE_UNTIL_STOP : CATALOG_MODE_FIXED;
+	cj.source = j->input == REC_INPUT_USER ? CATALOG_SOURCE_USER : CATALOG_SOURCE_PATTERN;
+	cj.bytes  = j->mode == REC_MODE_FIXED ? j->bytes : j->capacity*j->chunk;
+	id = catalog_rec_begin(&cj);
+	cat_on = id > 0;
+	cat_start = 0;
+	cat_drops = cat_gaps = 0;
+	return id < 0 ? -1 : 0;
+}
+
+static void cat_progress(struct rec_job *j, struct rec_result *r, struct catalog_progress *pr)
+{
+	pr->bytes_recorded = r->bytes_committed;
+	pr->bytes_dropped  = r->bytes_dropped;
+	pr->oldest         = j->mode == REC_MODE_RING ? r->oldest : 0;
+	pr->trigger        = j->mode == REC_MODE_RING && (r->triggered || r->status == REC_STATUS_TRIGGERED) ?
+		r->trigger_pos : CATALOG_NO_TRIGGER;
+}
+
+/* The recorder's drop log (input position, length) as the catalog's (data offset, length), in order,
+ * up to the data offset `upto`. */
+static void cat_drop_log(struct rec_result *r, uint64_t upto)
+{
+	uint64_t n = r->drops < RECORDER_LOG_DEPTH ? r->drops : RECORDER_LOG_DEPTH, pos, len;
+	for (; cat_drops < n; cat_drops++) {
+		recorder_log_index_write(cat_drops);
+		recorder_log_index_read();     /* one CSR access: the log memory's read has settled */
+		pos = recorder_log_pos_read();
+		len = recorder_log_len_read();
+		if (pos - cat_gaps > upto)
+			return;
+		catalog_rec_drop(pos - cat_gaps, len);
+		cat_gaps += len;
+	}
+}
+
+/* The end of the recording: from its final status r, or (r NULL) with nothing recorded, in `state`. */
+void catalog_job_end(struct rec_job *j, struct rec_result *r, int state)
+{
+	struct catalog_result cr;
+	memset(&cr, 0, sizeof(cr));
+	cat_on = 0;
+	if (!r) {
+		cr.state     = state;
+		cr.p.trigger = CATALOG_NO_TRIGGER;
+		cr.err_port  = -1;
+		catalog_rec_end(&cr);
+		return;
+	}
+	cat_drop_log(r, ~0ULL);
+	cr.state = !r->ok ? CATALOG_STATE_ERROR : r->aborted ? CATALOG_STATE_ABORTED : CATALOG_STATE_COMPLETE;
+	cat_progress(j, r, &cr.p);
+	cr.chunks_written = r->chunks;
+	cr.err_port       = r->ok ? -1 : r->err_port;
+	cr.err_status     = r->err_status;
+	cr.err_lba        = r->err_lba;
+	cr.drops_total    = r->drops > 0xffffffffULL ? 0xffffffffu : (uint32_t)r->drops;   /* 32-bit field: saturates */
+	/* The recorder's own count of cycles from its start to its end. */
+	if (cat_start) {
+		cr.t_start = cat_start;
+		cr.t_stop  = cat_start + r->cycles;
+	} else {
+		cr.t_stop  = literec_cycles();
+		cr.t_start = cr.t_stop - r->cycles;
+	}
+	catalog_rec_end(&cr);
+}
+
+/* From rec_job_poll: the end, or a checkpoint when one is due. */
+void catalog_job_poll(struct rec_job *j, struct rec_result *r)
+{
+	struct catalog_progress pr;
+	int due;
+	if (!cat_on || j->replay)
+		return;
+	/* (An arm clears `done`: an armed job is done when the run its start began ended.) */
+	if (r->done && !r->busy) {
+		catalog_job_end(j, r, CATALOG_STATE_COMPLETE);
+		return;
+	}
+	if (!(due = catalog_rec_due()))
+		return;
+	cat_progress(j, r, &pr);
+	if (due == 2)
+		cat_drop_log(r, pr.bytes_recorded);
+	catalog_rec_checkpoint(&pr);
+}
+
+/* rec_record/rec_start auto: the first LBA after the catalog's recordings (on a chunk). */
+int catalog_job_place(struct rec_job *j)
+{
+	int r;
+	rec_catalog_settle();
+	/* Until stop without a size on exFAT: the largest free run (catalog_until_stop_region). */
+	if (j->mode == REC_MODE_UNTIL_STOP && !j->bytes && (r = catalog_until_stop_region(j->mask, j->chunk, 1, &j->lba,
+	    &j->bytes)))
+		return r < 0 ? -1 : 0;
+	return catalog_place_auto(j->mask, j->bytes, j->chunk, &j->lba);
+}
+
+/* rec_replay/play_start id=<n>: the recording's drives, LBA, chunk, length and seed (a wrapped ring:
+ * its region from the oldest chunk, the checker's pattern from the oldest byte). Options that would
+ * contradict the catalog are refused. */
+int catalog_job_replay(const char *idv, int nb_params, char **params, struct rec_job *j)
+{
+	static const char *fixed[] = {"ports=", "chunk=", "seed=", "bytes=", "region=", "from="};
+	struct catalog_job cj;
+	uint64_t recorded, oldest;
+	unsigned long v;
+	int i, k;
+	if (literec_parse_ulong(idv, &v) || v == 0 || v > 0xffffffffUL) {
+		printf("Error: invalid id '%s': a recording id of the catalog (rec_list)\n", idv);
+		return -1;
+	}
+	for (i = 1; i < nb_params; i++)
+		for (k = 0; k < (int)(sizeof(fixed)/sizeof(fixed[0])); k++)
+			if (!strncmp(params[i], fixed[k], strlen(fixed[k]))) {
+				printf("Error: '%s': with id= the catalog gives ports, chunk, seed and length\n", params[i]);
+				return -1;
+			}
+	rec_catalog_settle();
+	if (catalog_lookup(v, (1u << NPORTS) - 1, &cj, &recorded, &oldest))
+		return -1;
+	if (recorded <= oldest) {
+		printf("Error: recording %lu holds no data\n", v);
+		return -1;
+	}
+	if (cj.source == CATALOG_SOURCE_USER && j->output == REC_OUTPUT_CHECKER) {
+		printf("Error: recording %lu holds the user's stream, not the test pattern: play_start id=%lu output=user\n", v, v);
+		return -1;
+	}
+	j->lba   = cj.lba;
+	j->mask  = cj.mask;
+	j->chunk = cj.chunk;
+	j->bytes = recorded - oldest;
+	j->seed  = cj.seed + (uint32_t)(oldest/4);     /* pattern word i is xs(xs(seed + i)) */
+	j->region_bytes = 0;
+	j->start_chunk  = 0;
+	if (cj.mode == CATALOG_MODE_RING) {
+		j->region_bytes = cj.bytes;
+		j->start_chunk  = (oldest/cj.chunk) % (cj.bytes/cj.chunk);
+	}
+	return 0;
+}
+
+#endif
+
 #else
 
 int catalog_rec_begin(const struct catalog_job *j) { return 0; }

@@ -6,7 +6,7 @@
 // lengths, times, drops and user metadata. Catalog I/O goes through the NVMe driver's CPU I/O
 // queue (QID 2), never through the hardware engine that carries the recorded data.
 //
-// Recording job API (called by the recorder's job layer, cmd_record.c):
+// Recording job API (called by the recorder's job layer, record.c, through catalog_job_*()):
 //
 //   catalog_place_auto(mask, bytes, chunk, &lba)  first LBA after every live recording (rec_* auto)
 //   id = catalog_rec_begin(&job)                  > 0: entered (state recording); 0: these drives
@@ -98,6 +98,28 @@ int  catalog_rec_active(void);
  * oldest valid byte) filled, or -1 (printed). */
 int  catalog_lookup(uint32_t id, uint32_t mask_hint, struct catalog_job *j, uint64_t *bytes_recorded,
 	uint64_t *oldest);
+
+/* The recorder's jobs (record.c; defined at the end of catalog.c, with the recorder) ------------------ */
+
+struct rec_job;
+struct rec_result;
+/* A recording job enters the catalog when it starts: 0 (entered, or no catalog, or no_catalog), -1
+ * (refused, printed: nothing is sent). */
+int  catalog_job_begin(struct rec_job *j);
+/* The modeled cycle the job started (not called for an armed job: its start is not known). */
+void catalog_job_started(uint64_t cycles);
+/* 1 while the current recording job is in the catalog (begun, not ended). */
+int  catalog_job_on(void);
+/* From rec_job_poll: the end, or a checkpoint when one is due. */
+void catalog_job_poll(struct rec_job *j, struct rec_result *r);
+/* The end of the recording: from its final status r, or (r NULL) with nothing recorded, in `state`. */
+void catalog_job_end(struct rec_job *j, struct rec_result *r, int state);
+/* rec_record/rec_start auto: j->lba (and an until-stop region on exFAT) after the catalog's
+ * recordings; 0, or -1 (printed). */
+int  catalog_job_place(struct rec_job *j);
+/* rec_replay/play_start id=<n>: the recording's drives, LBA, chunk, length and seed into j; options
+ * of params that would contradict the catalog are refused (-1, printed). */
+int  catalog_job_replay(const char *idv, int nb_params, char **params, struct rec_job *j);
 
 /* Wall clock: microseconds since 1970 (0: never set with rec_clock). */
 uint64_t catalog_unix_us(void);

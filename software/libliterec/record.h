@@ -1,7 +1,7 @@
 // This file is part of LiteRecorder.
 // SPDX-License-Identifier: BSD-2-Clause
 //
-// Recorder jobs (cmd_record.c): record a stream (test pattern or the user's) to the SSDs, replay it
+// Recorder jobs (record.c; the commands: cmd_record.c): record a stream (test pattern or the user's) to the SSDs, replay it
 // (into the checker or the user's output). A job is configured, checked, started; the CPU then
 // only polls. rec_record_run/rec_replay_run are the blocking forms used by tests and self-tests.
 
@@ -103,6 +103,10 @@ void rec_job_poll(struct rec_job *j, struct rec_result *r);
 int rec_job_wait(struct rec_job *j, struct rec_result *r, uint64_t timeout_us, uint64_t interval_us);
 /* Aborts the running job, if any, and waits for its end (-1: it did not end within 1 s). */
 int rec_job_abort(void);
+/* Sends a pulse (CSR_RECORDER_CONTROL_*_OFFSET: stop, abort, trigger, disarm) to the last job started. */
+void rec_job_pulse(int offset);
+/* The job is over: the queue engines of its ports go back to the CPU. */
+void rec_job_release(const struct rec_job *j);
 /* Runs a checked job to its end; errors from the drives are printed with their status in words. */
 int rec_record_run(struct rec_job *j, struct rec_result *r);
 int rec_replay_run(struct rec_job *j, struct rec_result *r);
@@ -122,5 +126,12 @@ void rec_print_ports(uint32_t mask);
 /* Composite temperature (C) of the first initialized port in mask (SMART log), -273 if none. */
 int rec_temperature(uint32_t mask);
 const char *rec_status_str(int status);
+
+/* The recorder's status register and live counters (in files that include generated/csr.h). */
+#define STATUS_CODE(st) (((st) >> CSR_RECORDER_STATUS_CODE_OFFSET) & ((1 << CSR_RECORDER_STATUS_CODE_SIZE) - 1))
+#define STATUS_BIT(st, f) (((st) >> CSR_RECORDER_STATUS_##f##_OFFSET) & 1)
+/* Counters that change while a recording runs, two CSR words: read consistently (the snap_*
+ * registers are frozen by the snapshot and need no re-read). */
+#define LIVE64(core, reg) literec_csr_read64(CSR_##core##_##reg##_ADDR)
 
 #endif
