@@ -504,7 +504,10 @@ class RCCompleter(LiteXModule):
         ]
         m.split = split = FSM(reset_state="LOAD")
         split.act("LOAD",
-            If(req.valid,
+            # The next request is chosen (on-chip windows first) when the sender is on its last
+            # completion: a read of an on-chip window waits behind one completion at most, as the
+            # NVMe command fetches do not wait behind a queue of DRAM data.
+            If(req.valid & (desc.level <= 1),
                 fast.source.ready.eq(take_fast),
                 (slow.source.ready.eq(~take_fast) if slow is not None else []),
                 NextValue(s_ur, req.ur),

@@ -89,8 +89,10 @@ class StagingBank(LiteXModule):
         ram_style_attr(mem, ram_style)
         # Reads of the old data (READ_FIRST): the recorder and the device never touch the same word in
         # the same cycle (a slot is filled, then served), no bypass logic around the block RAM.
-        pa = mem.get_port(write_capable=True, mode=READ_FIRST)
-        pb = mem.get_port(write_capable=True, we_granularity=8, mode=READ_FIRST)
+        # (UltraRAM: Migen's default write-first ports; Yosys 0.23 maps no other mode to URAM288.)
+        mode = READ_FIRST if ram_style == "block" else WRITE_FIRST
+        pa = mem.get_port(write_capable=True, mode=mode)
+        pb = mem.get_port(write_capable=True, we_granularity=8, mode=mode)
         self.specials += mem, pa, pb
         self.comb += [pa.adr.eq(Mux(self.replay, self.rd_adr, self.adr)), pa.dat_w.eq(self.dat_w),
             pa.we.eq(self.we & ~self.replay), self.dat_r.eq(pa.dat_r)]
