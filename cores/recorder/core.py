@@ -582,7 +582,8 @@ class RecorderCore(LiteXModule):
             ]
             # Requests: the chunk's on-chip slot (its bank is the chunk's port) or the DRAM ring.
             req_id  = Signal(gb)
-            off_b, off_b_case = slot_offset(req_id[:sb], self.chunk_bytes, staging_slots)
+            off_b, off_b_case, off_b_mult = slot_offset(req_id[:sb], self.chunk_bytes, staging_slots)
+            self.sync += off_b_mult
             self.comb += [
                 striper.chunk_oc.eq(Mux(replay, staged, p_oc)),
                 req_id.eq(Mux(replay, onchip.slot, p_id)),
@@ -594,7 +595,8 @@ class RecorderCore(LiteXModule):
             # changed, and only once its request was written two cycles before (``req_d``).
             fresh = Signal()
             req_d = [Signal(CHUNK_BITS) for _ in range(2)]
-            off_w, off_w_case = slot_offset(p_id[:sb], self.chunk_words, staging_slots)
+            off_w, off_w_case, off_w_mult = slot_offset(p_id[:sb], self.chunk_words, staging_slots)
+            self.sync += off_w_mult
             self.comb += [
                 off_w_case,
                 onchip.query_id.eq(p_id),

@@ -162,26 +162,42 @@ class OnChipSlots(LiteXModule):
         def gid(p, s):
             return (p << sbits) | s
 
-        # Allocation: the lowest free slot of the bank asked.
-        free_p = [Signal(name=f"free_{p}") for p in range(n_ports)]
-        slot_p = [Signal(sbits, name=f"slot_{p}") for p in range(n_ports)]
-        for p in range(n_ports):
-            for s in reversed(range(per_port)):
-                self.comb += If(~self.busy[p][s] & (s < self.count), free_p[p].eq(1), slot_p[p].eq(s))
-        self.comb += Case(self.port, {p: [self.free.eq(free_p[p]), self.slot.eq(Cat(slot_p[p], C(p, pbits)))]
-            for p in range(n_ports)})
-        # Slot state: an allocation clears ``done``; a release frees the slot.
+        # Slot state: an allocation clears ``done``; a release frees the slot (``busy_n``: the
+        # next state).
+        busy_n = [[Signal(name=f"busy_n_{p}_{s}") for s in range(per_port)] for p in range(n_ports)]
         for p in range(n_ports):
             for s in range(per_port):
                 g = gid(p, s)
-                self.sync += If(self.restart,
-                    self.busy[p][s].eq(0), self.done[p][s].eq(0),
+                self.comb += If(self.restart,
+                    busy_n[p][s].eq(0),
                 ).Else(
-                    If(self.alloc & (self.slot == g), self.busy[p][s].eq(1), self.done[p][s].eq(0)),
-                    If(self.mark & (self.mark_id == g), self.done[p][s].eq(1)),
-                    *[If(r & (i == g), self.busy[p][s].eq(0), self.done[p][s].eq(0))
-                        for r, i in zip(self.release, self.release_id)],
+                    busy_n[p][s].eq(self.busy[p][s]),
+                    If(self.alloc & (self.slot == g), busy_n[p][s].eq(1)),
+                    *[If(r & (i == g), busy_n[p][s].eq(0)) for r, i in zip(self.release, self.release_id)],
                 )
+                self.sync += [
+                    self.busy[p][s].eq(busy_n[p][s]),
+                    If(self.restart,
+                        self.done[p][s].eq(0),
+                    ).Else(
+                        If(self.alloc & (self.slot == g), self.done[p][s].eq(0)),
+                        If(self.mark & (self.mark_id == g), self.done[p][s].eq(1)),
+                        *[If(r & (i == g), self.done[p][s].eq(0)) for r, i in zip(self.release, self.release_id)],
+                    ),
+                ]
+        # Allocation: the lowest free slot of the bank asked, chosen one cycle ahead from the next
+        # state (registers: no priority encoder on the slot's path). Which slots are used is a
+        # setting, also in registers.
+        usable = [Signal(name=f"usable_{s}") for s in range(per_port)]
+        self.sync += [u.eq(s < self.count) for s, u in enumerate(usable)]
+        free_p = [Signal(name=f"free_{p}") for p in range(n_ports)]
+        slot_p = [Signal(sbits, name=f"slot_{p}") for p in range(n_ports)]
+        for p in range(n_ports):
+            self.sync += free_p[p].eq(0)
+            for s in reversed(range(per_port)):
+                self.sync += If(~busy_n[p][s] & usable[s], free_p[p].eq(1), slot_p[p].eq(s))
+        self.comb += Case(self.port, {p: [self.free.eq(free_p[p]), self.slot.eq(Cat(slot_p[p], C(p, pbits)))]
+            for p in range(n_ports)})
         self.comb += Case(self.query_id, {gid(p, s): self.query_done.eq(self.done[p][s])
             for p in range(n_ports) for s in range(per_port)})
         self.sync += If(self.restart,
@@ -191,9 +207,12 @@ class OnChipSlots(LiteXModule):
         )
 
 def slot_offset(slot, per_chunk, n):
-    """``slot`` x ``per_chunk`` for a slot number below ``n`` (a multiplexer of constant multiples)."""
-    off = Signal(len(per_chunk) + bits_for(n))
-    return off, Case(slot, {s: off.eq(per_chunk*s) for s in range(n)})
+    """``slot`` x ``per_chunk`` for a slot number below ``n``: a multiplexer of the multiples of
+    ``per_chunk`` (a setting), each kept in a register so that no adder is on the slot's path.
+    -> (offset, comb statements, sync statements)."""
+    off  = Signal(len(per_chunk) + bits_for(n))
+    mult = [Signal(len(off), name=f"slot_mult{s}") for s in range(n)]
+    return off, Case(slot, {s: off.eq(mult[s]) for s in range(n)}), [m.eq(per_chunk*s) for s, m in enumerate(mult)]
 
 # Ring Writer --------------------------------------------------------------------------------------
 
@@ -280,7 +299,8 @@ class RingWriter(LiteXModule):
             dram_ok.eq((inp.count - self.freed) < self.ring_slots),
         ]
         if tiered:
-            off_now, off_case = slot_offset(onchip.slot[:onchip.sbits], self.chunk_words, onchip.per_port)
+            off_now, off_case, off_mult = slot_offset(onchip.slot[:onchip.sbits], self.chunk_words, onchip.per_port)
+            self.sync += off_mult
             self.comb += [
                 off_case,
                 onchip.port.eq(self.fill_port),
