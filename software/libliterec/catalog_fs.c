@@ -77,13 +77,20 @@ static int load(int p, uint64_t blk)
 	return 0;
 }
 
+/* The words of the piece at byte `off` of drive `p` in its block cache (NULL: the block could not be read). */
+static volatile uint32_t *piece_words(int p, uint64_t off)
+{
+	if (load(p, off/BLK))
+		return NULL;
+	return (volatile uint32_t *)(nvme_cpu_buf(p) + off % BLK);
+}
+
 static int dev_read(void *ctx, uint64_t off, uint8_t *b)
 {
-	int p = (int)(long)ctx, i;
-	volatile uint32_t *w;
-	if (load(p, off/BLK))
+	int i;
+	volatile uint32_t *w = piece_words((int)(long)ctx, off);
+	if (!w)
 		return -1;
-	w = (volatile uint32_t *)(nvme_cpu_buf(p) + off % BLK);
 	for (i = 0; i < EXFAT_PIECE/4; i++) {
 		uint32_t v = w[i];
 		memcpy(b + 4*i, &v, 4);
@@ -94,10 +101,9 @@ static int dev_read(void *ctx, uint64_t off, uint8_t *b)
 static int dev_write(void *ctx, uint64_t off, const uint8_t *b)
 {
 	int p = (int)(long)ctx, i;
-	volatile uint32_t *w;
-	if (load(p, off/BLK))
+	volatile uint32_t *w = piece_words(p, off);
+	if (!w)
 		return -1;
-	w = (volatile uint32_t *)(nvme_cpu_buf(p) + off % BLK);
 	for (i = 0; i < EXFAT_PIECE/4; i++) {
 		uint32_t v;
 		memcpy(&v, b + 4*i, 4);
