@@ -14,6 +14,7 @@ packages = [
     "literecorder.cores.pcie.phy",
     "literecorder.cores.nvme",
     "literecorder.cores.recorder",
+    "literecorder.cores.recorder.frontend",
     "literecorder.soc",
     "literecorder.targets",
     "literecorder.sim",

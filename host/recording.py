@@ -79,7 +79,7 @@ class Progress:
 # Test pattern -------------------------------------------------------------------------------------
 
 def pattern_words(seed, first_word, count):
-    """The recorder's test pattern (cores/recorder/pattern.py ``pattern_word_py``), vectorized:
+    """The recorder's test pattern (cores/recorder/frontend/pattern.py ``pattern_word_py``), vectorized:
     32-bit word i = xs(xs(seed + i)), xs the xorshift32 step."""
     x = (np.arange(first_word, first_word + count, dtype=np.uint64) + seed) & 0xffffffff
     x = x.astype(np.uint32)

@@ -171,7 +171,7 @@ RECORDER_STAGING_DEFAULT = 1024*1024 # On-chip slots of each SSD port (bytes; bo
 def _user_stream(name, ep):
     """Width of a user stream: an AXIStreamInterface or a LiteX endpoint with ``data`` (and
     optionally ``keep``, one bit per byte: ``stream.user_keep``)."""
-    from literecorder.cores.recorder.stream import user_keep
+    from literecorder.cores.recorder.frontend.stream import user_keep
     names = [f[0] for f in ep.description.payload_layout]
     if "data" not in names:
         raise ValueError(f"add_recorder: the {name} stream has no `data` field (fields: {names})")
@@ -224,9 +224,9 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
     ``REC_USER_RECORD_BITS``/``REC_USER_REPLAY_BITS``, the modes and status codes (REC_*).
     """
     from literecorder.cores.recorder.core import RecorderCore
-    from literecorder.cores.recorder.stream import (RecordPort, ReplayPort, ControlPort, axis_to_user,
+    from literecorder.cores.recorder.frontend.stream import (RecordPort, ReplayPort, ControlPort, axis_to_user,
         user_to_axis)
-    from literecorder.cores.recorder.pattern import TestStreams
+    from literecorder.cores.recorder.frontend.pattern import TestStreams
     from literecorder.cores.recorder.common import export_constants
     from literecorder.cores.nvme.core import SRC_EXT
     from litex.soc.interconnect.axi import AXIStreamInterface

@@ -222,7 +222,7 @@ class LiteRecorderSoC(SoCCore):
                 f"in the DRAM window ({window} bytes, the upper half of main RAM): use smaller chunks")
 
         # DRAM test-pattern engine (fills/checks buffers at DRAM speed) ----------------------------
-        from literecorder.cores.recorder.pattern import DRAMPatternEngine
+        from literecorder.cores.recorder.frontend.pattern import DRAMPatternEngine
         self.drampat = DRAMPatternEngine(self.sdram.crossbar.get_port(mode="both"))
         self.drampat.add_csr()
         self.add_constant("DRAMPAT_WORD_BYTES", self.drampat.port.data_width//8)
@@ -304,7 +304,7 @@ class LiteRecorderSoC(SoCCore):
         Returns the hardware control port (``soc.recorder_ctl``): ``start``/``stop``/``abort``/
         ``trigger`` in, ``busy``/``running``/``recording``/``replaying``/``armed``/``refused``/
         ``overflow``/``error`` out, in ``control_cd``."""
-        from literecorder.cores.recorder.stream import ControlPort
+        from literecorder.cores.recorder.frontend.stream import ControlPort
         if hasattr(self, "recorder"):
             raise ValueError("add_recorder_stream: the recorder is built already: call it before "
                 "LiteRecorderSoC.__init__ (in your __init__, like the CRG)")

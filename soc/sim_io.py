@@ -29,7 +29,7 @@ from litex.gen import *
 from litex.soc.interconnect.csr import *
 from litex.soc.interconnect.axi import AXIStreamInterface
 
-from literecorder.cores.recorder.pattern import pattern_beat, RateTicker
+from literecorder.cores.recorder.frontend.pattern import pattern_beat, RateTicker
 
 # ADC ----------------------------------------------------------------------------------------------
 

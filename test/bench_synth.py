@@ -298,7 +298,7 @@ TIERED_PORTS, TIERED_STAGING, TIERED_SLOTS, TIERED_DRAM_SLOTS = 2, 16*1024, 4, 6
 
 def build_recorder_tiered(dw):
     from literecorder.cores.recorder.ring import StagingBank
-    from literecorder.cores.recorder.stream import RecordPort, ReplayPort
+    from literecorder.cores.recorder.frontend.stream import RecordPort, ReplayPort
     m = LiteXModule()
     host  = _WindowHost(dw)
     banks = [StagingBank(host.add_window("staging", PCIE_STAGING_BASE + i*PCIE_STAGING_STRIDE,
@@ -327,8 +327,8 @@ def build_recorder_tiered(dw):
         f"{DRAM_PORT_WIDTH}-bit LiteDRAM ports")
 
 def build_teststreams(dw):
-    from literecorder.cores.recorder.pattern import TestStreams
-    from literecorder.cores.recorder.stream import RecordPort, ReplayPort
+    from literecorder.cores.recorder.frontend.pattern import TestStreams
+    from literecorder.cores.recorder.frontend.stream import RecordPort, ReplayPort
     m = LiteXModule()
     m.streams = streams = TestStreams(DRAM_PORT_WIDTH)
     # As add_recorder() attaches them: a record port and a replay port in sys at the ring width.
@@ -340,7 +340,7 @@ def build_teststreams(dw):
     return m, ios, f"TestStreams (pattern source + checker) with their {DRAM_PORT_WIDTH}-bit record/replay ports"
 
 def build_drampat(dw):
-    from literecorder.cores.recorder.pattern import DRAMPatternEngine
+    from literecorder.cores.recorder.frontend.pattern import DRAMPatternEngine
     m = LiteXModule()
     port = dram_port("both")
     m.drampat = DRAMPatternEngine(port)

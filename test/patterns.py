@@ -8,7 +8,7 @@ outside the SoC (namespace files, disk images)."""
 
 import struct
 
-from literecorder.cores.recorder.pattern import pattern_word_py as pattern_word
+from literecorder.cores.recorder.frontend.pattern import pattern_word_py as pattern_word
 
 def pattern_bytes(seed, nbytes, first_word=0):
     """``nbytes`` (a multiple of 4) of the pattern from word ``first_word`` (vectorized)."""

@@ -3,7 +3,7 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""The test pattern in logic (cores/recorder/pattern.py) against its definition in Python, word for
+"""The test pattern in logic (cores/recorder/frontend/pattern.py) against its definition in Python, word for
 word: ``pattern_beat`` (built from two whole words per beat, see its docstring) at every stream
 width, on seeds whose low bits carry into the next word and on indices where the word count wraps;
 the DRAM pattern engine (one generator for fill and check, no FIFO) on a LiteDRAM port model."""
@@ -18,7 +18,7 @@ from migen.sim import passive
 from litex.gen import LiteXModule
 from litedram.common import LiteDRAMNativePort
 
-from literecorder.cores.recorder.pattern import pattern_beat, pattern_word_py, DRAMPatternEngine
+from literecorder.cores.recorder.frontend.pattern import pattern_beat, pattern_word_py, DRAMPatternEngine
 
 pytestmark = pytest.mark.unit
 

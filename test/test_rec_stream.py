@@ -3,7 +3,7 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""Stream ports of the recorder (cores/recorder/stream.py) in Migen's simulator: widths 8..512
+"""Stream ports of the recorder (cores/recorder/frontend/stream.py) in Migen's simulator: widths 8..512
 bits, clock domains slower and faster than sys, `keep` on the final beat, random valid/ready, the
 drop policy's whole-word refusals and their exact accounting (`gap`), the replay unpacker."""
 
@@ -16,7 +16,7 @@ from migen import *
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.axi import AXIStreamInterface
 
-from literecorder.cores.recorder.stream import (RecordPort, ReplayPort, ControlPort, axis_to_user, user_to_axis,
+from literecorder.cores.recorder.frontend.stream import (RecordPort, ReplayPort, ControlPort, axis_to_user, user_to_axis,
     user_keep)
 from literecorder.cores.recorder.common import check_stream_width
 

@@ -7,7 +7,7 @@
 
 ::
 
-                   record ports (stream.py)          ring (ring.py)             striping (striping.py)
+                   record ports (frontend/stream.py) ring (ring.py)             striping (striping.py)
     user/test --> packer --> FIFO/CDC --+--> RingWriter --> LiteDRAM --> NVMe Write --> req[0..N-1]
     streams                             |        ^ slot free      slots.py     cpl[0..N-1]
                                         |        +------------- SlotTracker <--+

@@ -77,7 +77,7 @@ static uint32_t xorshift32(uint32_t x)
 	return x;
 }
 
-/* Word i of the pattern (cores/recorder/pattern.py): xs(xs(seed + i)). */
+/* Word i of the pattern (cores/recorder/frontend/pattern.py): xs(xs(seed + i)). */
 static uint32_t pattern_word(unsigned long long seed, uint32_t i)
 {
 	if (seed == ZERO_PATTERN)
