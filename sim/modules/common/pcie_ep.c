@@ -267,16 +267,36 @@ static void handle_cpl(pcie_ep_t *ep, pcie_tlp_t *t)
     if (tg->got == tg->len) tag_release(ep, tag, PCIE_DMA_OK);
 }
 
-int pcie_dma_read(pcie_ep_t *ep, uint64_t addr, uint32_t len, uint8_t *dst, pcie_dma_cb cb, uint64_t cookie)
+static int dma_read(pcie_ep_t *ep, uint64_t addr, uint32_t len, uint8_t *dst, pcie_dma_cb cb, uint64_t cookie,
+    int first)
 {
     if (!pcie_cfg_bme(&ep->cs) || !ep->link.up) { ep->dma_refused++; return PCIE_DMA_NO_BME; }
     pcie_dma_job_t *j = calloc(1, sizeof(*j));
-    j->addr = addr; j->len = len; j->dst = dst; j->cb = cb; j->cookie = cookie;
+    j->addr = addr; j->len = len; j->dst = dst; j->cb = cb; j->cookie = cookie; j->first = first;
     job_link(ep, j);
     if (len == 0) { job_finish(ep, j); return 0; }
-    if (ep->rd_tail) ep->rd_tail->next = j; else ep->rd_head = j;
-    ep->rd_tail = j;
+    /* After `prev`: the tail, or (first) the last queued control read, else the head's place. A job
+     * that began issuing may be passed: it goes on where it stopped once it is at the head again. */
+    pcie_dma_job_t *prev = ep->rd_tail;
+    if (first) {
+        prev = NULL;
+        for (pcie_dma_job_t *q = ep->rd_head; q && q->first; q = q->next)
+            prev = q;
+    }
+    j->next = prev ? prev->next : ep->rd_head;
+    if (prev) prev->next = j; else ep->rd_head = j;
+    if (!j->next) ep->rd_tail = j;
     return 0;
+}
+
+int pcie_dma_read(pcie_ep_t *ep, uint64_t addr, uint32_t len, uint8_t *dst, pcie_dma_cb cb, uint64_t cookie)
+{
+    return dma_read(ep, addr, len, dst, cb, cookie, 0);
+}
+
+int pcie_dma_read_first(pcie_ep_t *ep, uint64_t addr, uint32_t len, uint8_t *dst, pcie_dma_cb cb, uint64_t cookie)
+{
+    return dma_read(ep, addr, len, dst, cb, cookie, 1);
 }
 
 void pcie_dma_cancel(pcie_ep_t *ep, uint64_t cookie) { pcie_dma_cancel_mask(ep, cookie, ~0ull); }

@@ -254,6 +254,7 @@ typedef struct pcie_dma_job {
     uint32_t len, issued, done;
     uint8_t *dst;
     int      status, outstanding;
+    int      first;             /* queued ahead of the data reads (pcie_dma_read_first) */
     pcie_dma_cb cb;
     struct pcie_dma_job *all_next, *all_prev;
 } pcie_dma_job_t;
@@ -312,6 +313,10 @@ static inline void pcie_ep_kick(pcie_ep_t *ep) { ep->dev_kick = 1; }
 /* DMA: read `len` bytes of host memory at `addr` into dst (dword-aligned addr/len). The callback
  * runs once with the final status. Returns 0, or PCIE_DMA_NO_BME (nothing is sent). */
 int pcie_dma_read(pcie_ep_t *ep, uint64_t addr, uint32_t len, uint8_t *dst, pcie_dma_cb cb, uint64_t cookie);
+/* The same for a device's own control reads (command and PRP list fetches): queued after the
+ * control reads already waiting but ahead of every data read not yet begun, the way a controller's
+ * command fetch does not wait behind the data of the commands it already holds. */
+int pcie_dma_read_first(pcie_ep_t *ep, uint64_t addr, uint32_t len, uint8_t *dst, pcie_dma_cb cb, uint64_t cookie);
 /* Posted write: MWr split at MPS and 4 KiB. flags: PCIE_DMAW_POISON sets EP on its first TLP. */
 #define PCIE_DMAW_POISON 1
 int pcie_dma_write(pcie_ep_t *ep, uint64_t addr, const uint8_t *src, uint32_t len, unsigned flags);

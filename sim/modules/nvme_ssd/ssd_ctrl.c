@@ -240,7 +240,7 @@ static void prp_fetch_next(ssd_t *s, ssd_cmd_t *c)
     if (n * 8 > 65536) n = 65536 / 8;
     c->state = CS_PRP;
     c->dma_pending++;
-    if (pcie_dma_read(&s->ep, p, n * 8, c->prp_fetch, dma_cb, COOKIE_PRP | cmd_cookie(c))) {
+    if (pcie_dma_read_first(&s->ep, p, n * 8, c->prp_fetch, dma_cb, COOKIE_PRP | cmd_cookie(c))) {
         c->dma_pending--;
         s->fatal = 1; s->csts |= 2;
         cmd_fail(s, c, SCT_GEN, SC_DATA_XFER);
@@ -993,7 +993,7 @@ static void fetch_sqs(ssd_t *s)
         if (!n) continue;
         q->fetching = 1;
         q->pending_fetch = n;
-        if (pcie_dma_read(&s->ep, q->base + (uint64_t)q->head * 64, n * 64, q->fbuf, dma_cb, COOKIE_SQF | qid)) {
+        if (pcie_dma_read_first(&s->ep, q->base + (uint64_t)q->head * 64, n * 64, q->fbuf, dma_cb, COOKIE_SQF | qid)) {
             q->fetching = 0;
             s->fatal = 1; s->csts |= 2; s->bme_violations++;
             return;
