@@ -15,13 +15,12 @@ See doc/qemu_bridge.md.
 """
 
 import os
-import json
 import shutil
 import ctypes
 import struct
 
-from .ssd import (parse_size, parse_number, parse_link, SimSSD, SSDError, TraceRec, US, make_harness,
-    PCIE_HOST_STATS)
+from .ssd import parse_size, parse_number, parse_link, SimSSD, SSDError, US
+from .harness import make_harness, load_library, PCIE_HOST_STATS, P, U64, I
 
 ROOT         = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULE_DIR   = os.path.join(ROOT, "sim", "modules", "qemu_nvme")
@@ -162,7 +161,7 @@ def read_lbas(path, lba, count, lba_size=512):
 # Harness ------------------------------------------------------------------------------------------
 
 def build_harness(out_dir=HARNESS_DIR):
-    """Build libqemubridge.so (see ``sim.ssd.make_harness``); returns its path."""
+    """Build libqemubridge.so (see ``sim.harness.make_harness``); returns its path."""
     return make_harness(MODULE_DIR, out_dir, "libqemubridge.so", "QEMU bridge")
 
 QEMU_STATS = PCIE_HOST_STATS + ["fatal", "active_cmds", "tlps_in_use",
@@ -173,55 +172,20 @@ QEMU_STATS = PCIE_HOST_STATS + ["fatal", "active_cmds", "tlps_in_use",
 
 _lib = None
 
-class _SsdNames:
-    """The ssdh_* names SimSSD calls, mapped onto the bridge harness' qbh_* functions."""
-    def __init__(self, lib):
-        self._lib = lib
-    def __getattr__(self, name):
-        if name.startswith("ssdh_"):
-            return getattr(self._lib, "qbh_" + name[5:])
-        return getattr(self._lib, name)
-
 def load_harness():
     global _lib
     if _lib is None:
-        lib = ctypes.CDLL(build_harness())
-        P, U64, U32, I = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_int
-        sig = {
+        _lib = load_library(build_harness(), {
             "qbh_create": (P, [ctypes.c_char_p, ctypes.c_char_p, I]),
             "qbh_destroy": (None, [P]),
-            "qbh_map": (I, [P, U64, U64]),
-            "qbh_now": (U64, [P]),
-            "qbh_run": (None, [P, U64]),
-            "qbh_run_until": (None, [P, U64]),
-            "qbh_perst": (None, [P, I]),
             "qbh_busy": (I, [P]),
             "qbh_qemu_pid": (I, [P]),
             "qbh_kill_qemu": (I, [P, I]),
             "qbh_fatal": (I, [P, ctypes.c_char_p, I]),
             "qbh_config": (None, [P, ctypes.c_char_p, I]),
-            "qbh_mem_write": (I, [P, U64, ctypes.c_char_p, U64]),
-            "qbh_mem_read": (I, [P, U64, P, U64]),
             "qbh_shm_read": (I, [P, U64, P, U64]),
-            "qbh_cfg_read": (I, [P, ctypes.c_uint, ctypes.POINTER(U32), U64]),
-            "qbh_cfg_write": (I, [P, ctypes.c_uint, U32, ctypes.c_uint, U64]),
-            "qbh_mmio_read": (I, [P, U64, P, ctypes.c_uint, U64]),
-            "qbh_mmio_write": (I, [P, U64, ctypes.c_char_p, ctypes.c_uint]),
-            "qbh_wait_mem": (I, [P, U64, U32, U32, U64]),
-            "qbh_host_cfg": (None, [P, ctypes.c_uint, ctypes.c_uint, U64]),
-            "qbh_host_fail": (I, [P, U64, U64, I, I, I, I]),
-            "qbh_host_fail_clear": (None, [P]),
-            "qbh_trace": (None, [P, I]),
-            "qbh_trace_clear": (None, [P]),
-            "qbh_trace_count": (U64, [P]),
-            "qbh_trace_get": (I, [P, U64, ctypes.POINTER(TraceRec)]),
-            "qbh_send_raw": (None, [P, ctypes.POINTER(U32), I, ctypes.c_char_p, ctypes.c_uint, I]),
             "qbh_stats": (I, [P, ctypes.POINTER(U64), I]),
-        }
-        for name, (res, argt) in sig.items():
-            f = getattr(lib, name)
-            f.restype, f.argtypes = res, argt
-        _lib = lib
+        })
     return _lib
 
 class QemuNVMe(SimSSD):
@@ -238,7 +202,7 @@ class QemuNVMe(SimSSD):
                  host_base=None, tmpdir=None, index=0, link="gen3x4", mdts=7, queues=64,
                  timeout_s=DEFAULT_TIMEOUT, qemu_bin=None, log=None, data_width=256, train=True,
                  block_us=2000, poll_ns=1000, extra=None):
-        self.lib = _SsdNames(load_harness())
+        self.lib = load_harness()
         self._tmp = None
         if image is None:
             import tempfile
@@ -252,34 +216,10 @@ class QemuNVMe(SimSSD):
             start_timeout_ms=int(timeout_s * 1000), io_timeout_ms=int(timeout_s * 1000),
             cmd_timeout_ms=int(timeout_s * 1000), block_us=block_us, poll_ns=poll_ns)
         args.update(extra or {})
-        self.args = args
         self.image, self.log = args["image"], log
-        err = ctypes.create_string_buffer(2048)
-        self.h = self.lib.qbh_create(json.dumps(args).encode(), err, 2048)
-        if not self.h:
-            raise QemuError(err.value.decode())
-        self.host_base = host_base if host_base is not None else self.HOST_BASE
-        if self.lib.qbh_map(self.h, self.host_base, host_mem):
-            raise QemuError("host memory map failed")
-        self.host_mem = host_mem
-        self.lba_size = lba_size
-        self.ns_size = os.path.getsize(args["image"])
-        self.dstrd = 0
-        self.bar0 = None
-        self.queues = {}
-        self._cid = 0
-        self._alloc = self.host_base
-        if train:
-            self.perst(False)
-            self.run_us(1000)
-
-    def close(self):
-        if self.h:
-            self.lib.qbh_destroy(self.h)
-            self.h = None
-        if self._tmp:
-            self._tmp.cleanup()
-            self._tmp = None
+        # The image exists once the bridge is created (it makes it).
+        self._attach(self.lib.qbh_create, self.lib.qbh_destroy, args, 2048, QemuError, host_base,
+            host_mem, lba_size, lambda: os.path.getsize(args["image"]), train)
 
     @property
     def qemu_pid(self):

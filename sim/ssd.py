@@ -16,10 +16,10 @@ See doc/ssd_model.md.
 import os
 import re
 import json
-import fcntl
 import ctypes
 import struct
-import subprocess
+
+from .harness import make_harness, load_library, TraceRec, PCIE_HOST_STATS, P, U64, I
 
 ROOT         = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULE_DIR   = os.path.join(ROOT, "sim", "modules", "nvme_ssd")
@@ -239,55 +239,9 @@ def send_control(ctl_path, command, timeout=5.0):
 
 # Standalone harness ----------------------------------------------------------------------------------
 
-def make_harness(module_dir, out_dir, lib_name, what):
-    """Build a sim module's standalone harness library (its Makefile's ``harness`` target) into
-    ``out_dir``, with a file lock for parallel test workers; returns the library's path."""
-    os.makedirs(out_dir, exist_ok=True)
-    lib = os.path.join(out_dir, lib_name)
-    with open(os.path.join(out_dir, ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            r = subprocess.run(["make", "-s", "-f", os.path.join(module_dir, "Makefile"), "harness",
-                f"HARNESS_DIR={out_dir}"], capture_output=True, text=True)
-            if r.returncode != 0:
-                raise RuntimeError(f"building the {what} harness failed:\n" + r.stdout + r.stderr)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    return lib
-
 def build_harness(out_dir=HARNESS_DIR):
     """Build libsimssd.so (once per call site, see ``make_harness``); returns its path."""
     return make_harness(MODULE_DIR, out_dir, "libsimssd.so", "SSD")
-
-class TraceRec(ctypes.Structure):
-    _fields_ = [("t_ps", ctypes.c_uint64), ("addr", ctypes.c_uint64), ("hdr0", ctypes.c_uint32),
-        ("hdr1", ctypes.c_uint32), ("hdr2", ctypes.c_uint32), ("dir", ctypes.c_uint32),
-        ("plen", ctypes.c_uint32)]
-
-    @property
-    def fmttype(self): return self.hdr0 >> 24
-    @property
-    def length(self):
-        n = self.hdr0 & 0x3ff
-        return (n or 1024) * 4
-    @property
-    def tag(self):
-        return (self.hdr2 >> 8) & 0xff if (self.fmttype & 0xbe) == 0x0a else (self.hdr1 >> 8) & 0xff
-    @property
-    def is_mrd(self): return self.fmttype in (0x00, 0x20)
-    @property
-    def is_mwr(self): return self.fmttype in (0x40, 0x60)
-    @property
-    def is_cpl(self): return (self.fmttype & 0xbe) == 0x0a
-    @property
-    def ep(self): return (self.hdr0 >> 14) & 1
-    @property
-    def byte_count(self):
-        return (self.hdr1 & 0xfff) or 4096
-    @property
-    def cpl_status(self): return (self.hdr1 >> 13) & 7
-    @property
-    def lower_addr(self): return self.hdr2 & 0x7f
 
 class StreamArgs(ctypes.Structure):
     _fields_ = [(n, ctypes.c_uint64) for n in ("sq_base", "cq_base", "bar0")] + \
@@ -297,15 +251,7 @@ class StreamArgs(ctypes.Structure):
             "prp_base", "timeout_ps", "done", "errors", "first_status", "t_start", "t_end")] + \
         [("t_complete", ctypes.POINTER(ctypes.c_uint64))]
 
-# Counters of the harnesses' host, link and endpoint (pcie_host_stats in sim/modules/common/
-# pcie_host.c, same order), then each model's own.
-PCIE_HOST_STATS = ["rogue_writes", "rogue_reads", "rogue_first_addr", "mwr_bytes", "mrd_bytes",
-    "mwr_tlps", "mrd_tlps", "poisoned_rx", "malformed_rx", "mps_violations", "mrrs_violations",
-    "boundary_violations", "msgs_rx", "up_tlps", "up_payload", "up_wire", "dn_tlps", "dn_payload",
-    "dn_wire", "dropped_tlps", "ur_sent", "ca_sent", "crs_sent", "dev_malformed_rx",
-    "unexpected_cpl", "dma_refused", "cpl_timeouts", "mrd_sent", "mwr_sent", "cpld_rx",
-    "max_mrd_len", "max_mwr_len", "link_up", "link_gen", "link_width", "ltssm", "link_downs",
-    "retrains"]
+# The host/link/endpoint counters (sim/harness.py), then this model's own (ssdh_stats).
 HOST_STATS = PCIE_HOST_STATS + ["csts", "fatal", "active_cmds", "tlps_in_use"]
 MODEL_STATE = ["temp", "throttle", "cache_used", "cache2_used", "valid_units", "stale_units",
     "erased_units", "phys_units", "tmt1_count", "tmt2_count", "tmt1_time", "tmt2_time",
@@ -316,41 +262,15 @@ _lib = None
 def load_harness():
     global _lib
     if _lib is None:
-        lib = ctypes.CDLL(build_harness())
-        P, U64, U32, I = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_int
-        sig = {
+        _lib = load_library(build_harness(), {
             "ssdh_create": (P, [ctypes.c_char_p, ctypes.c_char_p, I]),
             "ssdh_destroy": (None, [P]),
-            "ssdh_map": (I, [P, U64, U64]),
-            "ssdh_now": (U64, [P]),
-            "ssdh_run": (None, [P, U64]),
-            "ssdh_run_until": (None, [P, U64]),
-            "ssdh_perst": (None, [P, I]),
-            "ssdh_mem_write": (I, [P, U64, ctypes.c_char_p, U64]),
-            "ssdh_mem_read": (I, [P, U64, P, U64]),
-            "ssdh_cfg_read": (I, [P, ctypes.c_uint, ctypes.POINTER(U32), U64]),
-            "ssdh_cfg_write": (I, [P, ctypes.c_uint, U32, ctypes.c_uint, U64]),
-            "ssdh_mmio_read": (I, [P, U64, P, ctypes.c_uint, U64]),
-            "ssdh_mmio_write": (I, [P, U64, ctypes.c_char_p, ctypes.c_uint]),
-            "ssdh_wait_mem": (I, [P, U64, U32, U32, U64]),
             "ssdh_control": (I, [P, ctypes.c_char_p, ctypes.c_char_p, I]),
             "ssdh_poll_control": (None, [P]),
-            "ssdh_host_cfg": (None, [P, ctypes.c_uint, ctypes.c_uint, U64]),
-            "ssdh_host_fail": (I, [P, U64, U64, I, I, I, I]),
-            "ssdh_host_fail_clear": (None, [P]),
-            "ssdh_trace": (None, [P, I]),
-            "ssdh_trace_clear": (None, [P]),
-            "ssdh_trace_count": (U64, [P]),
-            "ssdh_trace_get": (I, [P, U64, ctypes.POINTER(TraceRec)]),
-            "ssdh_send_raw": (None, [P, ctypes.POINTER(U32), I, ctypes.c_char_p, ctypes.c_uint, I]),
             "ssdh_stats": (I, [P, ctypes.POINTER(U64), I]),
             "ssdh_model": (I, [P, ctypes.POINTER(ctypes.c_double), I]),
             "ssdh_stream": (I, [P, ctypes.POINTER(StreamArgs)]),
-        }
-        for name, (res, argt) in sig.items():
-            f = getattr(lib, name)
-            f.restype, f.argtypes = res, argt
-        _lib = lib
+        })
     return _lib
 
 US = 1_000_000   # ps
@@ -384,17 +304,26 @@ class SimSSD:
         if sample_log: args["sample_log"] = sample_log
         if sample_us: args["sample_us"] = sample_us
         if ctl_path: args["ctl_path"] = ctl_path
+        self._attach(self.lib.ssdh_create, self.lib.ssdh_destroy, args, 1024, SSDError, host_base,
+            host_mem, lba_size, ns_size, train)
+
+    def _attach(self, create, destroy, args, err_size, error, host_base, host_mem, lba_size, ns_size,
+                train):
+        """Create the device with its harness' create call (JSON args; `error` on failure), map the
+        host memory and train the link: the common part of the constructors (SimSSD, QemuNVMe).
+        ns_size may be a callable, asked once the device exists."""
         self.args = args
-        err = ctypes.create_string_buffer(1024)
-        self.h = self.lib.ssdh_create(json.dumps(args).encode(), err, 1024)
+        self._destroy = destroy
+        err = ctypes.create_string_buffer(err_size)
+        self.h = create(json.dumps(args).encode(), err, err_size)
         if not self.h:
-            raise SSDError(err.value.decode())
+            raise error(err.value.decode())
         self.host_base = host_base if host_base is not None else self.HOST_BASE
-        if self.lib.ssdh_map(self.h, self.host_base, host_mem):
-            raise SSDError("host memory map failed")
+        if self.lib.pch_map(self.h, self.host_base, host_mem):
+            raise error("host memory map failed")
         self.host_mem = host_mem
         self.lba_size = lba_size
-        self.ns_size = ns_size
+        self.ns_size = ns_size() if callable(ns_size) else ns_size
         self.dstrd = 0
         self.bar0 = None
         self.queues = {}
@@ -406,8 +335,8 @@ class SimSSD:
 
     # life cycle
     def close(self):
-        if self.h:
-            self.lib.ssdh_destroy(self.h)
+        if getattr(self, "h", None):
+            self._destroy(self.h)
             self.h = None
         if getattr(self, "_tmp", None):
             self._tmp.cleanup()
@@ -421,10 +350,10 @@ class SimSSD:
 
     # time
     @property
-    def now(self): return self.lib.ssdh_now(self.h)
-    def run(self, ps): self.lib.ssdh_run(self.h, int(ps))
+    def now(self): return self.lib.pch_now(self.h)
+    def run(self, ps): self.lib.pch_run(self.h, int(ps))
     def run_us(self, us): self.run(int(us * US))
-    def perst(self, asserted): self.lib.ssdh_perst(self.h, 1 if asserted else 0)
+    def perst(self, asserted): self.lib.pch_perst(self.h, 1 if asserted else 0)
 
     # host memory
     def alloc(self, size, align=4096):
@@ -436,12 +365,12 @@ class SimSSD:
 
     def write_mem(self, addr, data):
         data = bytes(data)
-        if self.lib.ssdh_mem_write(self.h, addr, data, len(data)):
+        if self.lib.pch_mem_write(self.h, addr, data, len(data)):
             raise SSDError(f"host write outside memory: 0x{addr:x}")
 
     def read_mem(self, addr, n):
         buf = ctypes.create_string_buffer(n)
-        if self.lib.ssdh_mem_read(self.h, addr, buf, n):
+        if self.lib.pch_mem_read(self.h, addr, buf, n):
             raise SSDError(f"host read outside memory: 0x{addr:x}")
         return buf.raw
 
@@ -450,11 +379,11 @@ class SimSSD:
     # configuration / MMIO
     def cfg_read(self, reg, timeout_us=100):
         v = ctypes.c_uint32()
-        st = self.lib.ssdh_cfg_read(self.h, reg, ctypes.byref(v), int(timeout_us * US))
+        st = self.lib.pch_cfg_read(self.h, reg, ctypes.byref(v), int(timeout_us * US))
         return st, v.value
 
     def cfg_write(self, reg, val, be=0xf, timeout_us=100):
-        return self.lib.ssdh_cfg_write(self.h, reg, val & 0xffffffff, be, int(timeout_us * US))
+        return self.lib.pch_cfg_write(self.h, reg, val & 0xffffffff, be, int(timeout_us * US))
 
     def cfg32(self, reg):
         st, v = self.cfg_read(reg)
@@ -464,7 +393,7 @@ class SimSSD:
 
     def mmio_read(self, off, n=4, timeout_us=100):
         buf = ctypes.create_string_buffer(max(n, 4))
-        st = self.lib.ssdh_mmio_read(self.h, self.bar0 + off, buf, n, int(timeout_us * US))
+        st = self.lib.pch_mmio_read(self.h, self.bar0 + off, buf, n, int(timeout_us * US))
         return st, buf.raw[:n]
 
     def rd32(self, off):
@@ -480,16 +409,16 @@ class SimSSD:
         return struct.unpack("<Q", b)[0]
 
     def wr32(self, off, v):
-        self.lib.ssdh_mmio_write(self.h, self.bar0 + off, struct.pack("<I", v & 0xffffffff), 4)
+        self.lib.pch_mmio_write(self.h, self.bar0 + off, struct.pack("<I", v & 0xffffffff), 4)
         self.run_us(2)
 
     def wr64(self, off, v):
-        self.lib.ssdh_mmio_write(self.h, self.bar0 + off, struct.pack("<Q", v), 8)
+        self.lib.pch_mmio_write(self.h, self.bar0 + off, struct.pack("<Q", v), 8)
         self.run_us(2)
 
     def send_raw(self, hdr, payload=b"", malformed=False):
         arr = (ctypes.c_uint32 * 4)(*(list(hdr) + [0] * (4 - len(hdr))))
-        self.lib.ssdh_send_raw(self.h, arr, len(hdr), bytes(payload), len(payload), int(malformed))
+        self.lib.pch_send_raw(self.h, arr, len(hdr), bytes(payload), len(payload), int(malformed))
 
     def control(self, cmd):
         out = ctypes.create_string_buffer(8192)
@@ -497,12 +426,12 @@ class SimSSD:
         return rc, out.value.decode()
 
     def host_cfg(self, rcb=64, mps=256, cpl_latency_ns=200):
-        self.lib.ssdh_host_cfg(self.h, rcb, mps, int(cpl_latency_ns * 1000))
+        self.lib.pch_host_cfg(self.h, rcb, mps, int(cpl_latency_ns * 1000))
 
     def host_fail(self, lo, hi, status=0, count=-1, poison=False, drop=False):
-        self.lib.ssdh_host_fail(self.h, lo, hi, status, count, int(poison), int(drop))
+        self.lib.pch_host_fail(self.h, lo, hi, status, count, int(poison), int(drop))
 
-    def host_fail_clear(self): self.lib.ssdh_host_fail_clear(self.h)
+    def host_fail_clear(self): self.lib.pch_host_fail_clear(self.h)
 
     def stats(self):
         arr = (ctypes.c_uint64 * 64)()
@@ -515,15 +444,15 @@ class SimSSD:
         return dict(zip(MODEL_STATE, arr[:n]))
 
     def trace(self, on=True, clear=True):
-        if clear: self.lib.ssdh_trace_clear(self.h)
-        self.lib.ssdh_trace(self.h, int(on))
+        if clear: self.lib.pch_trace_clear(self.h)
+        self.lib.pch_trace(self.h, int(on))
 
     def traced(self):
-        n = self.lib.ssdh_trace_count(self.h)
+        n = self.lib.pch_trace_count(self.h)
         out = []
         for i in range(n):
             r = TraceRec()
-            self.lib.ssdh_trace_get(self.h, i, ctypes.byref(r))
+            self.lib.pch_trace_get(self.h, i, ctypes.byref(r))
             out.append(r)
         return out
 
@@ -594,14 +523,14 @@ class SimSSD:
         return sqe[0] >> 16
 
     def ring(self, qid):
-        self.lib.ssdh_mmio_write(self.h, self.bar0 + self.db(qid), struct.pack("<I", self.queues[qid]["tail"]), 4)
+        self.lib.pch_mmio_write(self.h, self.bar0 + self.db(qid), struct.pack("<I", self.queues[qid]["tail"]), 4)
 
     def poll_cqe(self, qid, timeout_us=20000, ack=True):
         """Wait for the next CQE of queue qid's CQ; returns dict(dw0, sqhd, sqid, cid, phase, sct, sc, dnr, more)."""
         q = self.queues[qid]
         cq = self.queues[q["cqid"]] if q["cqid"] != qid else q
         addr = cq["cq"] + cq["head"] * 16
-        if not self.lib.ssdh_wait_mem(self.h, addr + 12, 1 << 16, cq["phase"] << 16, int(timeout_us * US)):
+        if not self.lib.pch_wait_mem(self.h, addr + 12, 1 << 16, cq["phase"] << 16, int(timeout_us * US)):
             return None
         dw = struct.unpack("<4I", self.read_mem(addr, 16))
         cqe = dict(dw0=dw[0], dw1=dw[1], sqhd=dw[2] & 0xffff, sqid=dw[2] >> 16, cid=dw[3] & 0xffff,
@@ -612,7 +541,7 @@ class SimSSD:
             cq["head"] = 0
             cq["phase"] ^= 1
         if ack:
-            self.lib.ssdh_mmio_write(self.h, self.bar0 + self.db(q["cqid"], cq=True), struct.pack("<I", cq["head"]), 4)
+            self.lib.pch_mmio_write(self.h, self.bar0 + self.db(q["cqid"], cq=True), struct.pack("<I", cq["head"]), 4)
         return cqe
 
     def cmd(self, qid, opc, nsid=0, cdw=None, prp1=0, prp2=0, timeout_us=50000, fuse=0, psdt=0):

@@ -498,7 +498,7 @@ def test_two_doorbells_in_one_write(dev):
     q = dev.queues[1]
     cid = dev.next_cid()
     dev.submit(1, [0x01 | (cid << 16), 1, 0, 0, 0, 0, buf, 0, 0, 0, 77, 0, 0], ring=False)
-    dev.lib.ssdh_mmio_write(dev.h, dev.bar0 + dev.db(1), struct.pack("<II", q["tail"], q["head"]), 8)
+    dev.lib.pch_mmio_write(dev.h, dev.bar0 + dev.db(1), struct.pack("<II", q["tail"], q["head"]), 8)
     e = dev.poll_cqe(1)
     assert e["cid"] == cid and st(e) == OK
     assert read_image(image_path(dev), 77 * 512, 512) == data
@@ -610,7 +610,7 @@ def test_refused_sq_fetch_is_controller_fatal(dev):
 @needs_qemu
 def test_buffer_outside_the_mirrored_memory(tmp_path):
     with make("qemu", tmp_path) as d:
-        assert d.lib.qbh_map(d.h, 0x2_0000_0000, 1 << 20) == 0     # host memory above mem_top (4 GiB)
+        assert d.lib.pch_map(d.h, 0x2_0000_0000, 1 << 20) == 0     # host memory above mem_top (4 GiB)
         d.bring_up(mps=128)
         assert st(d.io(1, 0, 8, 0x2_0000_0000)) == DTE
         assert d.stats()["no_mirror"] == 1

@@ -389,14 +389,4 @@ int  pcie_host_mmio(pcie_host_t *h, int write, uint64_t addr, void *buf, unsigne
 void pcie_host_send(pcie_host_t *h, pcie_tlp_t *t);
 void pcie_host_deliver(pcie_host_t *h, pcie_tlp_t *t, ps_t now);
 
-/* What the test harnesses (ssd_harness.c, qb_harness.c) share: the host's settings, injected
- * completion failures, the TLP trace, raw TLPs, and the host/link/endpoint counters in the order of
- * sim/ssd.py PCIE_HOST_STATS (pcie_host_stats returns their number; v holds at least 64). */
-void pcie_host_configure(pcie_host_t *h, unsigned rcb, unsigned mps, uint64_t cpl_latency_ps);
-int  pcie_host_add_fail(pcie_host_t *h, uint64_t lo, uint64_t hi, int status, int count, int poison, int drop);
-int  pcie_host_trace_get(pcie_host_t *h, uint64_t i, pcie_trace_rec_t *r);
-void pcie_host_send_raw(pcie_host_t *h, const uint32_t *hdr, int nhdr, const uint8_t *payload,
-    unsigned plen, int malformed);
-int  pcie_host_stats(pcie_host_t *h, uint64_t *v);
-
 #endif

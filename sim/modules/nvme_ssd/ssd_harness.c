@@ -4,16 +4,19 @@
  * SPDX-License-Identifier: BSD-2-Clause
  *
  * Standalone harness (libsimssd.so, no RTL): the SSD model + the common root-complex/host-memory
- * model, driven through a C API for ctypes (sim/ssd.py). Includes a small NVMe streaming host for
- * throughput runs (keeps QD commands in flight, polls the CQ in host memory).
+ * model, driven through a C API for ctypes (sim/ssd.py). The host-side calls (memory, config,
+ * MMIO, run, trace ...) are the common ones of pcie_harness.c (pch_*, on the same handle); here the
+ * SSD's own (ssdh_*) and a small NVMe streaming host for throughput runs (keeps QD commands in
+ * flight, polls the CQ in host memory).
  */
 #include <stdlib.h>
 #include <string.h>
 #include "ssd.h"
+#include "pcie_harness.h"
 
 typedef struct ssdh {
+    pcie_host_t host;   /* first: the handle is the pch_* calls' host (pcie_harness.h) */
     ssd_t      *s;
-    pcie_host_t host;
 } ssdh_t;
 
 ssdh_t *ssdh_create(const char *json, char *err, int errlen)
@@ -34,64 +37,6 @@ void ssdh_destroy(ssdh_t *h)
     free(h);
 }
 
-int      ssdh_map(ssdh_t *h, uint64_t base, uint64_t size) { return pcie_host_map(&h->host, base, size); }
-uint64_t ssdh_now(ssdh_t *h) { return h->s->ep.now; }
-void     ssdh_run(ssdh_t *h, uint64_t ps) { pcie_host_run_until(&h->host, h->s->ep.now + ps); }
-void     ssdh_run_until(ssdh_t *h, uint64_t t) { pcie_host_run_until(&h->host, t); }
-void     ssdh_perst(ssdh_t *h, int asserted) { pcie_ep_set_perst(&h->s->ep, asserted, h->s->ep.now); pcie_ep_kick(&h->s->ep); }
-
-int ssdh_mem_write(ssdh_t *h, uint64_t addr, const void *buf, uint64_t len)
-{
-    uint8_t *p = pcie_host_ptr(&h->host, addr, len);
-    if (!p) return -1;
-    memcpy(p, buf, len);
-    return 0;
-}
-
-int ssdh_mem_read(ssdh_t *h, uint64_t addr, void *buf, uint64_t len)
-{
-    uint8_t *p = pcie_host_ptr(&h->host, addr, len);
-    if (!p) return -1;
-    memcpy(buf, p, len);
-    return 0;
-}
-
-int ssdh_cfg_read(ssdh_t *h, unsigned reg, uint32_t *val, uint64_t timeout)
-{
-    return pcie_host_cfg(&h->host, 0, reg, val, 0xf, timeout);
-}
-
-int ssdh_cfg_write(ssdh_t *h, unsigned reg, uint32_t val, unsigned be, uint64_t timeout)
-{
-    return pcie_host_cfg(&h->host, 1, reg, &val, be, timeout);
-}
-
-int ssdh_mmio_read(ssdh_t *h, uint64_t addr, void *buf, unsigned len, uint64_t timeout)
-{
-    return pcie_host_mmio(&h->host, 0, addr, buf, len, timeout);
-}
-
-int ssdh_mmio_write(ssdh_t *h, uint64_t addr, const void *buf, unsigned len)
-{
-    return pcie_host_mmio(&h->host, 1, addr, (void *)buf, len, 0);
-}
-
-typedef struct { ssdh_t *h; uint64_t addr; uint32_t mask, value; } memwait_t;
-static int memwait_pred(void *a)
-{
-    memwait_t *w = a;
-    uint32_t v;
-    if (ssdh_mem_read(w->h, w->addr, &v, 4)) return 0;
-    return (v & w->mask) == w->value;
-}
-
-/* Run until the host memory dword at addr satisfies (v & mask) == value; 1 if it did. */
-int ssdh_wait_mem(ssdh_t *h, uint64_t addr, uint32_t mask, uint32_t value, uint64_t timeout)
-{
-    memwait_t w = { h, addr, mask, value };
-    return pcie_host_run_pred(&h->host, memwait_pred, &w, h->s->ep.now + timeout);
-}
-
 int ssdh_control(ssdh_t *h, const char *cmd, char *out, int outlen)
 {
     return ssd_control(h->s, cmd, out, (size_t)outlen);
@@ -99,40 +44,13 @@ int ssdh_control(ssdh_t *h, const char *cmd, char *out, int outlen)
 
 void ssdh_poll_control(ssdh_t *h) { ssd_poll_control(h->s); }
 
-void ssdh_host_cfg(ssdh_t *h, unsigned rcb, unsigned mps, uint64_t cpl_latency_ps)
-{
-    pcie_host_configure(&h->host, rcb, mps, cpl_latency_ps);
-}
-
-int ssdh_host_fail(ssdh_t *h, uint64_t lo, uint64_t hi, int status, int count, int poison, int drop)
-{
-    return pcie_host_add_fail(&h->host, lo, hi, status, count, poison, drop);
-}
-
-void ssdh_host_fail_clear(ssdh_t *h) { h->host.nfails = 0; }
-
-void ssdh_trace(ssdh_t *h, int on) { h->host.trace_on = on; }
-void ssdh_trace_clear(ssdh_t *h) { h->host.trace_n = 0; }
-uint64_t ssdh_trace_count(ssdh_t *h) { return h->host.trace_n; }
-int ssdh_trace_get(ssdh_t *h, uint64_t i, pcie_trace_rec_t *r) { return pcie_host_trace_get(&h->host, i, r); }
-
-/* Raw TLP to the device: header dwords, payload; malformed marks a TLP the PHY found bad. */
-void ssdh_send_raw(ssdh_t *h, const uint32_t *hdr, int nhdr, const uint8_t *payload, unsigned plen, int malformed)
-{
-    pcie_host_send_raw(&h->host, hdr, nhdr, payload, plen, malformed);
-}
-
 int ssdh_stats(ssdh_t *h, uint64_t *o, int n)
 {
-    uint64_t v[128];
-    int k = pcie_host_stats(&h->host, v);
-    /* Then this model's own, in the order of sim/ssd.py HOST_STATS after PCIE_HOST_STATS. */
+    /* This model's own, in the order of sim/ssd.py HOST_STATS after PCIE_HOST_STATS. */
     uint64_t own[] = {
         h->s->csts, h->s->fatal, (uint64_t)h->s->nactive, h->host.ep->link.pool.in_use,
     };
-    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) v[k++] = own[i];
-    for (int i = 0; i < n && i < k; i++) o[i] = v[i];
-    return k;
+    return pch_stats_with(&h->host, own, (int)(sizeof(own) / sizeof(own[0])), o, n);
 }
 
 /* Model state for tests (doubles): temperature, cache levels, rates ... (see sim/ssd.py). */
@@ -177,7 +95,7 @@ static int cq_pred(void *a)
 {
     cqwait_t *w = a;
     uint32_t v;
-    ssdh_mem_read(w->h, w->st->cq_base + (uint64_t)w->st->cq_head * 16 + 12, &v, 4);
+    pch_mem_read(&w->h->host, w->st->cq_base + (uint64_t)w->st->cq_head * 16 + 12, &v, 4);
     return ((v >> 16) & 1) == w->st->phase;
 }
 
@@ -221,7 +139,7 @@ int ssdh_stream(ssdh_t *h, ssdh_stream_t *st)
                     uint64_t n = (bytes + 4095) / 4096;
                     for (uint64_t i = 1; i < n && i <= 512; i++) {
                         uint64_t a = buf + i * 4096;
-                        ssdh_mem_write(h, pl + (i - 1) * 8, &a, 8);
+                        pch_mem_write(&h->host, pl + (i - 1) * 8, &a, 8);
                     }
                     sqe[8] = (uint32_t)pl; sqe[9] = (uint32_t)(pl >> 32);
                 } else if (bytes > 4096) {
@@ -231,21 +149,21 @@ int ssdh_stream(ssdh_t *h, ssdh_stream_t *st)
                 sqe[10] = (uint32_t)lba; sqe[11] = (uint32_t)(lba >> 32);
                 sqe[12] = st->nlb;
             }
-            ssdh_mem_write(h, st->sq_base + (uint64_t)st->sq_tail * 64, sqe, 64);
+            pch_mem_write(&h->host, st->sq_base + (uint64_t)st->sq_tail * 64, sqe, 64);
             st->sq_tail = (st->sq_tail + 1) % st->sq_size;
             submitted++; inflight++;
             rung = 1;
         }
         if (rung) {
             uint32_t v = st->sq_tail;
-            ssdh_mmio_write(h, st->bar0 + 0x1000 + (2ull * st->sqid) * stride, &v, 4);
+            pch_mmio_write(&h->host, st->bar0 + 0x1000 + (2ull * st->sqid) * stride, &v, 4);
         }
         cqwait_t w = { h, st };
         if (!pcie_host_run_pred(&h->host, cq_pred, &w, h->s->ep.now + st->timeout_ps)) { rc = -1; break; }
         int consumed = 0;
         while (cq_pred(&w)) {
             uint32_t e[4];
-            ssdh_mem_read(h, st->cq_base + (uint64_t)st->cq_head * 16, e, 16);
+            pch_mem_read(&h->host, st->cq_base + (uint64_t)st->cq_head * 16, e, 16);
             uint32_t status = e[3] >> 17;
             uint16_t cid = e[3] & 0xffff;
             if (status) { if (!st->errors) st->first_status = status; st->errors++; }
@@ -258,7 +176,7 @@ int ssdh_stream(ssdh_t *h, ssdh_stream_t *st)
         }
         if (consumed) {
             uint32_t v = st->cq_head;
-            ssdh_mmio_write(h, st->bar0 + 0x1000 + (2ull * st->cqid + 1) * stride, &v, 4);
+            pch_mmio_write(&h->host, st->bar0 + 0x1000 + (2ull * st->cqid + 1) * stride, &v, 4);
         }
     }
     st->t_end = h->s->ep.now;
