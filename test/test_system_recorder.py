@@ -112,9 +112,10 @@ def test_strict_source_faster_than_the_link_loses_beats_and_replay_sees_it(healt
     # A source 8000 MB/s against what the drive takes: the share lost is the difference of the rates.
     # The count depends on the drive's and the ring's state when the source starts, and that on
     # the wall time the console waits between commands (the simulation runs on while the prompt
-    # waits): 7338 and 7706 in two full runs of the same commit, 8000-8499 before the completer's
-    # back-to-back sends. Hence 12 % around 7900.
-    pinned("system.recorder.ideal.strict_8000.lost_beats", lost, rel=0.12)
+    # waits): 7338 and 7706 in two full runs of one commit, 9210 in a full run after the SSD
+    # model's command fetch came first. Hence 25 % around 8300: the pin catches a change of kind
+    # (nothing lost, or a multiple), not a few percent.
+    pinned("system.recorder.ideal.strict_8000.lost_beats", lost, rel=0.25)
     # What was not lost was recorded; the recording ended with the source (last chunk padded).
     assert int(r["bytes_in"]) + lost*64 == 8*MiB
     assert int(r["bytes"]) == -(-int(r["bytes_in"]) // (128*1024)) * 128*1024
