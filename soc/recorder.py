@@ -218,7 +218,10 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
     chunk_size : int
         The build's chunk (bytes): ``staging // chunk_size`` slots per port.
 
-    CSRs: ``recorder`` (+ ``recstream``). Constants: ``RECORDER_SLOTS``, ``RECORDER_BUFFER_DEFAULT``,
+    The DRAM ring starts at the DRAM window (``dram_window``), an address fixed in the hardware.
+
+    CSRs: ``recorder`` (+ ``recstream``). Constants: ``RECORDER_SLOTS``, ``RECORDER_RING_BUS``,
+    ``RECORDER_BUFFER_DEFAULT``,
     ``RECORDER_WORD_BYTES``,
     ``REC_INPUT_PATTERN``/``REC_INPUT_USER``/``REC_OUTPUT_CHECKER``/``REC_OUTPUT_USER`` (-1: absent),
     ``REC_USER_RECORD_BITS``/``REC_USER_REPLAY_BITS``, the modes and status codes (REC_*).
@@ -280,9 +283,13 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
         soc.logger.info(f"Recorder ring: {staging//chunk_size} on-chip slots of {chunk_size//1024} KiB per SSD port "
             f"({staging//1024} KiB of {'UltraRAM' if staging_ram == 'ultra' else 'block RAM'} each, "
             f"{n_ports*staging//1024} KiB in all), then the LiteDRAM ring.")
+    # The DRAM ring: the DRAM window the SSDs reach (add_nvme_port), fixed in the build.
+    offset, _ = dram_window(soc)
+    ring_bus  = soc.bus.regions["main_ram"].origin + offset
     rec = RecorderCore(wr_port, rd_port, n_ports=n_ports, slots=slots,
         n_inputs=max(len(rec_ports), 1), n_outputs=max(len(play_ports), 1),
-        staging=banks, staging_slots=staging//chunk_size if staging else 0)
+        staging=banks, staging_slots=staging//chunk_size if staging else 0,
+        ring_word=offset//(dw//8), ring_bus=ring_bus)
     rec.add_csr()
     soc.recorder = rec
     if with_test_streams:
@@ -319,6 +326,7 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
     names_in  = [n for n, _ in rec_ports]
     names_out = [n for n, _ in play_ports]
     soc.add_constant("RECORDER_SLOTS",      slots)
+    soc.add_constant("RECORDER_RING_BUS",   ring_bus)
     soc.add_constant("RECORDER_BUFFER_DEFAULT", buffer_default)
     soc.add_constant("RECORDER_STAGING_BYTES", staging)
     soc.add_constant("RECORDER_STAGING_SLOTS", rec.staging_slots)

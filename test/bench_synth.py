@@ -99,6 +99,8 @@ DRAM_PORT_WIDTH  = 512
 DRAM_SIZE        = 1 << 30
 DRAM_ADDR_WIDTH  = (DRAM_SIZE // (DRAM_PORT_WIDTH // 8)).bit_length() - 1
 MAIN_RAM_BASE    = 0x40000000
+# The recorder's DRAM ring, fixed in the build as add_recorder() fixes it: at the DRAM window.
+RING = dict(ring_word=(DRAM_SIZE//2)//(DRAM_PORT_WIDTH//8), ring_bus=MAIN_RAM_BASE + DRAM_SIZE//2)
 
 # IO collection ------------------------------------------------------------------------------------
 
@@ -247,7 +249,7 @@ class _WindowHost:
 
 def _recorder():
     wr, rd = dram_port("write"), dram_port("read")
-    rec = RecorderCore(wr, rd, n_ports=1, slots=RECORDER_SLOTS)
+    rec = RecorderCore(wr, rd, n_ports=1, slots=RECORDER_SLOTS, **RING)
     ios = dram_port_ios(wr) + dram_port_ios(rd) + flat(rec.inputs + rec.outputs)
     ios += public_ios(rec, skip=("inputs", "outputs", "req", "cpl"))
     return rec, ios
@@ -307,7 +309,7 @@ def build_recorder_tiered(dw):
         setattr(m, f"staging{i}", b)
     wr, rd = dram_port("write"), dram_port("read")
     m.rec = rec = RecorderCore(wr, rd, n_ports=TIERED_PORTS, slots=TIERED_DRAM_SLOTS, staging=banks,
-        staging_slots=TIERED_SLOTS)
+        staging_slots=TIERED_SLOTS, **RING)
     m.dram_ports = (wr, rd)     # For the test's look at the ports' command signals.
     # As add_recorder() attaches them: a record port and a replay port in sys at the ring width.
     m.rec_port  = RecordPort(DRAM_PORT_WIDTH, DRAM_PORT_WIDTH, "sys", depth=32)

@@ -268,7 +268,7 @@ class _CoreHarness(Module):
         self.comb += [
             rec.direction.eq(DIR_RECORD), rec.mode.eq(mode), rec.post_bytes.eq(post_bytes), rec.drop.eq(drop),
             rec.flush_surplus.eq(flush_surplus),
-            rec.end_on_last.eq(1), rec.ring_slots.eq(4), rec.chunk_words.eq(4), rec.chunk_bytes.eq(16),
+            rec.end_on_last.eq(1), rec.ring_slots.eq(4), rec.chunk_log2.eq(4),
             rec.chunk_blocks.eq(1), rec.first_lba.eq(0), rec.last_lba.eq(63), rec.start_lba.eq(0),
             rec.nsze.eq(1 << 20), rec.port_mask.eq(1), rec.max_inflight.eq(4),
         ]
@@ -559,7 +559,7 @@ def _hw_control_run(served=1, steps=()):
     snaps, restarts = [], []
     def gen():
         # The _CoreHarness configuration in the CSRs (until stop, at most 64 chunks of 1 LBA).
-        for name, value in dict(ring_slots=4, chunk_words=4, chunk_bytes=16, chunk_blocks=1, first_lba=0,
+        for name, value in dict(ring_slots=4, chunk_log2=4, chunk_blocks=1, first_lba=0,
             last_lba=63, start_lba=0, nsze=1 << 20, port_mask=1, max_inflight=4).items():
             yield getattr(rec, "_" + name).storage.eq(value)
         yield src.valid.eq(1)

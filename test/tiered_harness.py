@@ -33,12 +33,12 @@ class TieredHarness(Module):
                 on_chip=True), 32) for i in range(n_ports)]
             self.submodules += self.banks
         self.submodules.rec = rec = RecorderCore(wr, rd, n_ports=n_ports, slots=max(dram_slots, 2),
-            staging=self.banks, staging_slots=onchip if staging else 0)
+            staging=self.banks, staging_slots=onchip if staging else 0, ring_word=0, ring_bus=DRAM_BUS)
         self.n_ports = n_ports
         self.comb += [
             rec.end_on_last.eq(1),
-            rec.ring_bus.eq(DRAM_BUS), rec.ring_word.eq(0), rec.ring_slots.eq(dram_slots),
-            rec.chunk_words.eq(CHUNK_WORDS), rec.chunk_bytes.eq(4*CHUNK_WORDS), rec.chunk_blocks.eq(1),
+            rec.ring_slots.eq(dram_slots),
+            rec.chunk_log2.eq(log2_int(4*CHUNK_WORDS)), rec.chunk_blocks.eq(1),
             rec.first_lba.eq(0), rec.start_lba.eq(0), rec.nsze.eq(1 << 20),
             rec.port_mask.eq(2**n_ports - 1), rec.max_inflight.eq(64),
         ]

@@ -180,9 +180,12 @@ class RecorderCore(LiteXModule):
         The ring's on-chip tier: one bank per NVMe port (``ring.StagingBank``), of
         ``staging_slots`` chunk slots each at most (``onchip_slots`` of them used at run time).
         Without it the ring is the DRAM ring alone.
+    ring_word, ring_bus : int
+        Start of the DRAM ring, fixed at build time: its word address on the LiteDRAM ports and the
+        bus address of the same memory as the SSDs see it (the PCIe DRAM window).
     """
     def __init__(self, wr_port, rd_port, n_ports=1, slots=4096, n_inputs=1, n_outputs=1, log_depth=512,
-        staging=None, staging_slots=0):
+        staging=None, staging_slots=0, ring_word=0, ring_bus=0):
         if wr_port.data_width != rd_port.data_width:
             raise ValueError("RecorderCore: the write and read ports must have the same width")
         if not (1 <= n_ports <= 8):
@@ -194,7 +197,11 @@ class RecorderCore(LiteXModule):
         if staging is not None and not (1 <= staging_slots <= 16):
             raise ValueError(f"RecorderCore: staging_slots={staging_slots}: 1 to 16 on-chip slots per port")
         dw = wr_port.data_width
+        if dw < 8 or dw & (dw - 1):
+            raise ValueError(f"RecorderCore: ring word of {dw} bits: a power of two of 8 bits at least")
         self.data_width = dw
+        self.ring_word  = ring_word
+        self.ring_bus   = ring_bus
         self.n_ports    = n_ports
         self.slots      = slots
         self.log_depth  = log_depth
@@ -232,11 +239,8 @@ class RecorderCore(LiteXModule):
         self.check_last   = Signal()              # Else: count `last` before a chunk's end.
         self.flush_after  = Signal()              # NVMe Flush on every port after a recording.
         self.flush_surplus = Signal()             # Discard (and count) input outside recordings.
-        self.ring_word    = Signal(wr_port.address_width)
-        self.ring_bus     = Signal(32)
         self.ring_slots   = Signal(16)
-        self.chunk_words  = Signal(32)
-        self.chunk_bytes  = Signal(32)
+        self.chunk_log2   = Signal(5)             # Chunk: 2**chunk_log2 bytes.
         self.chunk_blocks = Signal(32)
         self.first_lba    = Signal(64)
         self.last_lba     = Signal(64)
@@ -276,6 +280,13 @@ class RecorderCore(LiteXModule):
 
         # # #
 
+        # The chunk in bytes and in ring words, from chunk_log2 (registered: no decoder in front of
+        # the adders that use them; the configuration is static long before a run begins).
+        self.chunk_bytes = Signal(32)
+        self.chunk_words = Signal(32)
+        self.sync += Case(self.chunk_log2, {i: [self.chunk_bytes.eq(2**i), self.chunk_words.eq(2**i//(dw//8))]
+            for i in range(32)})
+
         # Layers -----------------------------------------------------------------------------------
         self.check   = check   = _RegionCheck(n_ports)
         tiered = staging is not None
@@ -283,9 +294,9 @@ class RecorderCore(LiteXModule):
         if tiered:
             self.onchip = onchip = OnChipSlots(n_ports, staging_slots)
         self.tracker = tracker = SlotTracker(slots)
-        self.writer  = writer  = RingWriter(wr_port, slots, banks=staging, onchip=onchip)
-        self.reader  = reader  = RingReader(rd_port, slots, banks=staging, onchip=onchip)
-        self.striper = striper = Striper(n_ports, slots)
+        self.writer  = writer  = RingWriter(wr_port, slots, banks=staging, onchip=onchip, ring_word=ring_word)
+        self.reader  = reader  = RingReader(rd_port, slots, banks=staging, onchip=onchip, ring_word=ring_word)
+        self.striper = striper = Striper(n_ports, slots, ring_bus=ring_bus)
         self.rel     = rel     = StripeWalker(n_ports)      # Chunks released: addr_last.
         self.fw      = fw      = StripeWalker(n_ports)      # Chunk being filled: its port (its bank).
         self.acct    = acct    = Accounting(log_depth)
@@ -312,12 +323,11 @@ class RecorderCore(LiteXModule):
             tracker.ring_slots.eq(self.ring_slots),
             tracker.ptr.chunk_words.eq(self.chunk_words),
             tracker.ptr.chunk_bytes.eq(self.chunk_bytes),
-            writer.ring_word.eq(self.ring_word), writer.ring_slots.eq(self.ring_slots),
-            writer.chunk_words.eq(self.chunk_words),
-            reader.ring_word.eq(self.ring_word), reader.chunk_words.eq(self.chunk_words),
+            writer.ring_slots.eq(self.ring_slots), writer.chunk_words.eq(self.chunk_words),
+            reader.chunk_words.eq(self.chunk_words),
             reader.total_bytes.eq(self.replay_bytes), reader.slot_word.eq(tracker.ptr.word),
             striper.replay.eq(replay), striper.ring.eq(self.mode == MODE_RING),
-            striper.ring_bus.eq(self.ring_bus), striper.max_inflight.eq(self.max_inflight),
+            striper.max_inflight.eq(self.max_inflight),
             striper.trim_rows.eq(self.trim_rows), striper.region_rows.eq(check.rows),
             striper.ptr.ring_slots.eq(self.ring_slots), striper.ptr.chunk_words.eq(self.chunk_words),
             striper.ptr.chunk_bytes.eq(self.chunk_bytes),
@@ -759,11 +769,10 @@ class RecorderCore(LiteXModule):
 
         storage = functools.partial(csr_storage, self)
         status  = functools.partial(csr_status, self)
-        storage("ring_word",    self.ring_word,    "Ring start: word address on the LiteDRAM port.")
-        storage("ring_bus",     self.ring_bus,     "Ring start: bus address (as the SSDs see it).")
-        storage("ring_slots",   self.ring_slots,   f"Chunks in the ring (2..{self.slots}).", self.slots)
-        storage("chunk_words",  self.chunk_words,  "LiteDRAM words per chunk.")
-        storage("chunk_bytes",  self.chunk_bytes,  "Bytes per chunk.")
+        storage("ring_slots",   self.ring_slots,   f"Chunks in the DRAM ring (2..{self.slots}; its start is fixed "
+            "in the build: ``RECORDER_RING_BUS``).", self.slots)
+        storage("chunk_log2",   self.chunk_log2,   f"Chunk size: 2**chunk_log2 bytes (one NVMe command; at least "
+            f"a ring word: {log2_int(self.data_width//8)}..31).")
         storage("chunk_blocks", self.chunk_blocks, "LBAs per chunk (a power of two; one NVMe command: <= MDTS).")
         storage("first_lba",    self.first_lba,    "Region: LBA of its first row (on every port; a multiple of chunk_blocks).")
         storage("last_lba",     self.last_lba,     "Region: LBA of its last row (WRITE_ADDR_LAST/READ_ADDR_LAST of the seed, in LBAs).")

@@ -214,6 +214,11 @@ def slot_offset(slot, per_chunk, n):
     mult = [Signal(len(off), name=f"slot_mult{s}") for s in range(n)]
     return off, Case(slot, {s: off.eq(mult[s]) for s in range(n)}), [m.eq(per_chunk*s) for s, m in enumerate(mult)]
 
+def check_ring_word(who, ring_word, aw):
+    if not (isinstance(ring_word, int) and 0 <= ring_word < 2**aw):
+        raise ValueError(f"{who}: ring_word={ring_word!r}: the DRAM ring's start, a word address on the "
+            f"LiteDRAM port (0..{2**aw - 1})")
+
 # Ring Writer --------------------------------------------------------------------------------------
 
 class RingWriter(LiteXModule):
@@ -225,18 +230,21 @@ class RingWriter(LiteXModule):
         Write port of the DRAM ring.
     slots : int
         DRAM slots at most.
+    ring_word : int
+        Start of the DRAM ring: word address on ``port`` (fixed at build time).
     banks : list of StagingBank, optional
         The on-chip tier (one bank per NVMe port), with ``onchip`` (OnChipSlots) to allocate its slots.
     """
-    def __init__(self, port, slots, fifo_depth=64, banks=None, onchip=None):
+    def __init__(self, port, slots, fifo_depth=64, banks=None, onchip=None, ring_word=0):
         dw = port.data_width
         aw = port.address_width
         tiered = banks is not None
         if tiered and (onchip is None or len(banks) != onchip.n_ports):
             raise ValueError("RingWriter: the on-chip tier needs one bank per port and its OnChipSlots")
+        check_ring_word("RingWriter", ring_word, aw)
         self.sink = sink = stream.Endpoint(word_layout(dw))
         # Configuration.
-        self.ring_word   = Signal(aw)          # DRAM ring start (DRAM port word address).
+        self.ring_word   = Constant(ring_word, aw)   # DRAM ring start (DRAM port word address).
         self.ring_slots  = Signal(bits_for(slots))
         self.chunk_words = Signal(32)
         self.spill       = Signal(reset=1)     # A chunk may go to DRAM when no on-chip slot is free.
@@ -472,15 +480,17 @@ class StagingWordReader(LiteXModule):
 
 class RingReader(LiteXModule):
     """Completed chunks out of their slots, in chunk order (see the module's description); with
-    ``banks``, from the staging banks when ``staged`` is set, else from the DRAM ring."""
-    def __init__(self, port, slots, fifo_depth=64, banks=None, onchip=None):
+    ``banks``, from the staging banks when ``staged`` is set, else from the DRAM ring (from word
+    ``ring_word`` of ``port``, fixed at build time)."""
+    def __init__(self, port, slots, fifo_depth=64, banks=None, onchip=None, ring_word=0):
         dw = port.data_width
         aw = port.address_width
         wbytes = dw//8
         tiered = banks is not None
+        check_ring_word("RingReader", ring_word, aw)
         self.source = source = stream.Endpoint(word_layout(dw))
         # Configuration.
-        self.ring_word   = Signal(aw)
+        self.ring_word   = Constant(ring_word, aw)   # DRAM ring start (DRAM port word address).
         self.chunk_words = Signal(32)
         self.total_bytes = Signal(BYTE_BITS)   # Bytes handed out in all (the rest is padding).
         self.staged      = Signal()            # Chunks are in on-chip slots (else the DRAM ring).

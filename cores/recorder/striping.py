@@ -120,15 +120,18 @@ class Striper(LiteXModule):
     is in its slot; replay: a free slot); each request reads/writes the chunk's slot at its port's
     LBA, with the slot's id: an on-chip slot (``chunk_oc``: ``oc_adr``, id ``ONCHIP_ID | chunk_id``)
     or the next slot of the DRAM ring pointer ``ptr`` (``ring_bus`` + slot offset, lap parity and slot).
+    ``ring_bus`` is the DRAM ring's start as the SSDs address it, fixed at build time.
     """
-    def __init__(self, n_ports, slots):
+    def __init__(self, n_ports, slots, ring_bus=0):
+        if not (isinstance(ring_bus, int) and 0 <= ring_bus < 2**32):
+            raise ValueError(f"Striper: ring_bus={ring_bus!r}: the DRAM ring's bus address (32 bits)")
         self.req = [stream.Endpoint(request_layout())    for _ in range(n_ports)]
         self.cpl = [stream.Endpoint(completion_layout()) for _ in range(n_ports)]
 
         # Configuration.
         self.replay       = Signal()
         self.ring         = Signal()           # Ring mode: rows wrap (else a wrap is refused).
-        self.ring_bus     = Signal(32)
+        self.ring_bus     = Constant(ring_bus, 32)
         self.max_inflight = Signal(16)
         self.trim_rows    = Signal(TRIM_BITS)  # Trim ahead distance in rows (0: no trim).
         self.region_rows  = Signal(CHUNK_BITS) # Rows of the region (trims stay inside it).

@@ -485,8 +485,8 @@ static void print_config(const char *name)
 	printf("RESULT name=%s first_lba=%llu last_lba=%llu chunk_bytes=%lu chunks=%llu bytes=%llu capacity=%llu rows=%llu "
 		"ring_slots=%lu post_bytes=%llu trim_rows=%lu port_mask=0x%lx\n", name,
 		(unsigned long long)recorder_first_lba_read(), (unsigned long long)recorder_last_lba_read(),
-		(unsigned long)recorder_chunk_bytes_read(), (unsigned long long)recorder_chunks_read(),
-		(unsigned long long)(recorder_chunks_read()*recorder_chunk_bytes_read()),
+		(unsigned long)(1ul << recorder_chunk_log2_read()), (unsigned long long)recorder_chunks_read(),
+		(unsigned long long)(recorder_chunks_read()*(1ul << recorder_chunk_log2_read())),
 		(unsigned long long)recorder_capacity_read(), (unsigned long long)recorder_rows_read(),
 		(unsigned long)recorder_ring_slots_read(), (unsigned long long)recorder_post_bytes_read(),
 		(unsigned long)recorder_trim_rows_read(), (unsigned long)recorder_port_mask_read());

@@ -374,11 +374,13 @@ static uint32_t job_config(struct rec_job *j)
 static void configure(struct rec_job *j)
 {
 	uint64_t trim_rows = trim_rows_of(j, j->nports);
-	recorder_ring_word_write((PCIE_DRAM_WINDOW_BASE - MAIN_RAM_BASE)/WORD);
-	recorder_ring_bus_write(PCIE_DRAM_WINDOW_BASE);
+	uint32_t chunk_log2 = 0;
+	while ((1ul << chunk_log2) < j->chunk)   /* (a power of two: rec_job_check) */
+		chunk_log2++;
+	/* The ring's start is fixed in the hardware (RECORDER_RING_BUS: the DRAM window); a job sets
+	 * how many of its slots it uses and the chunk. */
 	recorder_ring_slots_write(j->ring_slots);
-	recorder_chunk_words_write(j->chunk/WORD);
-	recorder_chunk_bytes_write(j->chunk);
+	recorder_chunk_log2_write(chunk_log2);
 	recorder_chunk_blocks_write(j->chunk_blocks);
 	recorder_first_lba_write(j->lba);
 	recorder_last_lba_write(j->last_lba);
