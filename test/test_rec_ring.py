@@ -151,7 +151,7 @@ def _record(n_ports=1, onchip=2, dram_slots=4, words=80, seed=1, spill=1, strict
         for n in ("requested", "completed", "idle"):
             got["striper_" + n] = yield getattr(rec.striper, n)
         for n in ("filled", "filling", "idle", "padding"):
-            got["writer_" + n] = yield getattr(rec.writer, n)
+            got["writer_" + n] = yield getattr(rec.ring.writer, n)
     gens = [gen()] + [nvme_model(h, p, seed*10 + p, disk, log, p_complete=p_complete, stall=stall)
         for p in range(n_ports)] + dram_model(h, h.dram)
     run_simulation(h, gens)

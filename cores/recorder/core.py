@@ -7,12 +7,16 @@
 
 ::
 
-                   record ports (frontend/stream.py) ring (ring.py)             striping (striping.py)
-    user/test --> packer --> FIFO/CDC --+--> RingWriter --> LiteDRAM --> NVMe Write --> req[0..N-1]
-    streams                             |        ^ slot free      slots.py     cpl[0..N-1]
-                                        |        +------------- SlotTracker <--+
-    user/test <-- unpacker <-- FIFO/CDC <--- RingReader <--- LiteDRAM <-- NVMe Read
+                   record ports (frontend/stream.py) ring (ring.py: Ring)       striping (striping.py)
+    user/test --> packer --> FIFO/CDC --+--> RingWriter --> slots --> NVMe Write --> req[0..N-1]
+    streams                             |        ^ slot free         slots.py     cpl[0..N-1]
+                                        |        +---------------- SlotTracker <--+
+    user/test <-- unpacker <-- FIFO/CDC <--- RingReader <--- slots <-- NVMe Read
                    replay ports                                 accounting.py: counters, drop log
+
+The ring (``self.ring``, ``ring.Ring``) owns the slots of both tiers (on-chip staging banks, the
+LiteDRAM ring at an address fixed in the build), their pointers, the slot trackers and the
+filled/freed counts; this core checks the configuration, runs the job and keeps the accounts.
 
 The ring holds up to ``slots`` chunks (a chunk is one NVMe command). Record: a chunk whose words
 all reached LiteDRAM is written to the next port of the stripe set; its slot is free again once
@@ -38,8 +42,7 @@ import functools
 from literecorder.cores.common import csr_storage, csr_status
 from literecorder.cores.nvme.common import request_layout, completion_layout, NVME_STATUS_TIMEOUT
 from literecorder.cores.recorder.common import *
-from literecorder.cores.recorder.slots import SlotTracker
-from literecorder.cores.recorder.ring import RingWriter, RingReader, OnChipSlots, slot_offset
+from literecorder.cores.recorder.ring import Ring
 from literecorder.cores.recorder.striping import Striper, StripeWalker
 from literecorder.cores.recorder.accounting import Accounting
 
@@ -280,22 +283,11 @@ class RecorderCore(LiteXModule):
 
         # # #
 
-        # The chunk in bytes and in ring words, from chunk_log2 (registered: no decoder in front of
-        # the adders that use them; the configuration is static long before a run begins).
-        self.chunk_bytes = Signal(32)
-        self.chunk_words = Signal(32)
-        self.sync += Case(self.chunk_log2, {i: [self.chunk_bytes.eq(2**i), self.chunk_words.eq(2**i//(dw//8))]
-            for i in range(32)})
-
         # Layers -----------------------------------------------------------------------------------
         self.check   = check   = _RegionCheck(n_ports)
-        tiered = staging is not None
-        onchip = None
-        if tiered:
-            self.onchip = onchip = OnChipSlots(n_ports, staging_slots)
-        self.tracker = tracker = SlotTracker(slots)
-        self.writer  = writer  = RingWriter(wr_port, slots, banks=staging, onchip=onchip, ring_word=ring_word)
-        self.reader  = reader  = RingReader(rd_port, slots, banks=staging, onchip=onchip, ring_word=ring_word)
+        self.ring    = ring    = Ring(wr_port, rd_port, n_ports, slots, banks=staging,
+            staging_slots=self.staging_slots, ring_word=ring_word)
+        writer, reader = ring.writer, ring.reader
         self.striper = striper = Striper(n_ports, slots, ring_bus=ring_bus)
         self.rel     = rel     = StripeWalker(n_ports)      # Chunks released: addr_last.
         self.fw      = fw      = StripeWalker(n_ports)      # Chunk being filled: its port (its bank).
@@ -317,21 +309,23 @@ class RecorderCore(LiteXModule):
             check.mask.eq(self.port_mask), check.served.eq(self.served), check.first_lba.eq(self.first_lba),
             check.last_lba.eq(self.last_lba), check.start_lba.eq(self.start_lba),
             check.nsze.eq(self.nsze), check.start_port.eq(self.start_port),
-            check.chunk_blocks.eq(self.chunk_blocks), check.chunk_words.eq(self.chunk_words),
+            check.chunk_blocks.eq(self.chunk_blocks), check.chunk_words.eq(ring.chunk_words),
             check.ring_slots.eq(self.ring_slots), check.chunks.eq(self.chunks),
             check.sized.eq(replay | (self.mode == MODE_FIXED)),
-            tracker.ring_slots.eq(self.ring_slots),
-            tracker.ptr.chunk_words.eq(self.chunk_words),
-            tracker.ptr.chunk_bytes.eq(self.chunk_bytes),
-            writer.ring_slots.eq(self.ring_slots), writer.chunk_words.eq(self.chunk_words),
-            reader.chunk_words.eq(self.chunk_words),
-            reader.total_bytes.eq(self.replay_bytes), reader.slot_word.eq(tracker.ptr.word),
+            ring.replay.eq(replay), ring.ring_slots.eq(self.ring_slots), ring.chunk_log2.eq(self.chunk_log2),
+            ring.onchip_slots.eq(self.onchip_slots),
+            reader.total_bytes.eq(self.replay_bytes),
             striper.replay.eq(replay), striper.ring.eq(self.mode == MODE_RING),
             striper.max_inflight.eq(self.max_inflight),
             striper.trim_rows.eq(self.trim_rows), striper.region_rows.eq(check.rows),
-            striper.ptr.ring_slots.eq(self.ring_slots), striper.ptr.chunk_words.eq(self.chunk_words),
-            striper.ptr.chunk_bytes.eq(self.chunk_bytes),
-            tracker.mark.eq(striper.mark), tracker.mark_id.eq(striper.mark_id),
+            striper.ptr.ring_slots.eq(self.ring_slots), striper.ptr.chunk_words.eq(ring.chunk_words),
+            striper.ptr.chunk_bytes.eq(ring.chunk_bytes),
+            # The ring and the striper: requests, their slots, completions.
+            ring.requested.eq(striper.requested), ring.requested_dram.eq(striper.ptr.count),
+            ring.req_fire.eq(striper.data_fire), ring.req_port.eq(striper.walker.port),
+            ring.fill_port.eq(fw.port),
+            striper.chunk_oc.eq(ring.req_oc), striper.chunk_id.eq(ring.req_id), striper.oc_adr.eq(ring.req_adr),
+            ring.mark.eq(striper.mark), ring.mark_id.eq(striper.mark_id),
         ]
 
         # Control ----------------------------------------------------------------------------------
@@ -388,13 +382,13 @@ class RecorderCore(LiteXModule):
                     NextValue(self.refused, 1),
                     NextState("END")
                 ).Else(
-                    tracker.clear.eq(1),
+                    ring.clear.eq(1),
                     NextState("CLEAR")
                 )
             )
         )
         fsm.act("CLEAR",
-            If(~tracker.clearing & ~tracker.clear,
+            If(~ring.clearing & ~ring.clear,
                 restart.eq(1),
                 NextValue(in_open, ~replay),
                 NextState("RUN")
@@ -433,9 +427,7 @@ class RecorderCore(LiteXModule):
         self.comb += [out.eq(pulse | kept) for pulse, kept, out in early]
         self.comb += [
             self.input_clear.eq(restart & (self.drop | self.flush_surplus)),
-            tracker.ptr.restart.eq(restart),
-            writer.restart.eq(restart),
-            reader.restart.eq(restart),
+            ring.restart.eq(restart),
             striper.restart.eq(restart),
             rel.restart.eq(restart),
             acct.restart.eq(restart),
@@ -541,122 +533,30 @@ class RecorderCore(LiteXModule):
         ]
 
         # Chunk flow ------------------------------------------------------------------------------
-        # Record: the writer places each chunk in an on-chip slot or a DRAM slot (ring.py); the
-        # striper writes it from there once filled; an on-chip slot is free once its write
-        # completed, DRAM slots are released in their order (the slot tracker). Replay: with on-chip
-        # slots (``staged``) every chunk is read into one (requested while its port's bank has a
-        # free slot), else into the DRAM ring.
-        release  = Signal()      # A DRAM slot is released (record, in order).
-        oc_rel   = Signal()      # An on-chip slot is released (record: its write completed).
-        rel_count = Signal(CHUNK_BITS)   # Record: slots released, both tiers (a counter, not a sum).
-        staged   = Signal()
-        mark_oc  = Signal()
-        self.comb += mark_oc.eq(striper.mark & striper.mark_id[log2_int(ONCHIP_ID)])
+        # The ring (ring.py) places each chunk in an on-chip slot or a DRAM slot and releases the
+        # slots; the striper writes a filled chunk (record) or reads a chunk into a free slot.
+        staged = ring.staged
         self.comb += [
-            tracker.mark.eq(striper.mark & ~mark_oc), tracker.mark_id.eq(striper.mark_id),
             fw.restart.eq(restart), fw.advance.eq(writer.place_we),
             writer.spill.eq(self.spill),
-        ]
-        if tiered:
-            sb, gb = onchip.sbits, onchip.gbits
-            # Placement of every chunk in flight (on-chip?, slot id), by chunk number: written by the
-            # writer (record) or the striper (replay), read by the striper (record) or the reader.
-            pdepth = 2**bits_for(slots + n_ports*staging_slots)
-            pmem = Memory(1 + gb, pdepth)
-            pwr  = pmem.get_port(write_capable=True)
-            prd  = pmem.get_port(mode=READ_FIRST)   # (A placement is read cycles after it was written.)
-            self.specials += pmem, pwr, prd
-            rd_chunk = Signal(CHUNK_BITS)       # Replay: chunk the reader reads (staged).
-            # (A flip-flop: configuration, static from the start's check to the end of the run.)
-            self.sync += staged.eq(replay & (self.onchip_slots != 0))
-            p_oc, p_id = Signal(), Signal(gb)
-            self.comb += [
-                onchip.count.eq(self.onchip_slots), onchip.restart.eq(restart),
-                writer.fill_port.eq(Mux(replay, striper.walker.port, fw.port)),
-                onchip.alloc.eq(Mux(replay, staged & striper.data_fire, writer.oc_alloc)),
-                If(replay,
-                    pwr.we.eq(staged & striper.data_fire), pwr.adr.eq(striper.requested),
-                    pwr.dat_w.eq(Cat(C(1, 1), onchip.slot)),
-                    prd.adr.eq(rd_chunk),
-                ).Else(
-                    pwr.we.eq(writer.place_we), pwr.adr.eq(writer.place_adr),
-                    pwr.dat_w.eq(Cat(writer.place_oc, writer.place_id)),
-                    prd.adr.eq(striper.requested),
-                ),
-                Cat(p_oc, p_id).eq(prd.dat_r),
-                # Completions of on-chip slots: record, the slot is free; replay, its data is there.
-                oc_rel.eq(~replay & mark_oc),
-                onchip.mark.eq(replay & mark_oc), onchip.mark_id.eq(striper.mark_id[:gb]),
-                onchip.release[0].eq(Mux(replay, reader.oc_free, oc_rel)),
-                onchip.release_id[0].eq(Mux(replay, reader.oc_free_id, striper.mark_id[:gb])),
-            ]
-            # Requests: the chunk's on-chip slot (its bank is the chunk's port) or the DRAM ring.
-            req_id  = Signal(gb)
-            off_b, off_b_case, off_b_mult = slot_offset(req_id[:sb], self.chunk_bytes, staging_slots)
-            self.sync += off_b_mult
-            self.comb += [
-                striper.chunk_oc.eq(Mux(replay, staged, p_oc)),
-                req_id.eq(Mux(replay, onchip.slot, p_id)),
-                striper.chunk_id.eq(req_id),
-                off_b_case,
-                striper.oc_adr.eq(Array(C(b.base, 32) for b in staging)[req_id[sb:]] + off_b),
-            ]
-            # Replay from on-chip slots: the chunk's placement is read one cycle after its number
-            # changed, and only once its request was written two cycles before (``req_d``).
-            fresh = Signal()
-            req_d = [Signal(CHUNK_BITS) for _ in range(2)]
-            off_w, off_w_case, off_w_mult = slot_offset(p_id[:sb], self.chunk_words, staging_slots)
-            self.sync += off_w_mult
-            self.comb += [
-                off_w_case,
-                onchip.query_id.eq(p_id),
-                reader.staged.eq(staged),
-                reader.oc_id.eq(p_id),
-                reader.done.eq(Mux(staged, fresh & (rd_chunk != req_d[1]) & onchip.query_done, tracker.done)),
-                reader.slot_word.eq(Mux(staged, off_w, tracker.ptr.word)),
-            ]
-            self.sync += [
-                fresh.eq(~(restart | reader.advance)),
-                req_d[0].eq(striper.requested), req_d[1].eq(req_d[0]),
-                If(restart, rd_chunk.eq(0)).Elif(reader.advance, rd_chunk.eq(rd_chunk + 1)),
-            ]
-            for b in staging:
-                self.comb += b.replay.eq(replay)
-            room_oc = onchip.free
-        else:
-            self.comb += [reader.done.eq(tracker.done), reader.slot_word.eq(tracker.ptr.word)]
-            room_oc = 0
-        self.comb += [
             # Record: a filled chunk may be written; replay: a free slot may be read into.
             If(replay,
-                striper.more.eq((striper.requested != self.chunks) & Mux(staged, room_oc,
-                    (striper.requested - reader.freed) < self.ring_slots)),
+                striper.more.eq((striper.requested != self.chunks) & ring.read_room),
             ).Else(
                 striper.more.eq(striper.requested != writer.filled),
             ),
             striper.enable.eq(fsm.ongoing("RUN")),
-            # Record: DRAM slots are released in their order once their write completed (not in
-            # the cycle an on-chip slot is: one release per cycle).
-            release.eq(~replay & fsm.ongoing("RUN") & tracker.done & (tracker.ptr.count != striper.ptr.count) & ~oc_rel),
-            tracker.ptr.advance.eq(Mux(replay, reader.advance & ~staged, release)),
-            writer.freed.eq(tracker.ptr.count),
+            ring.run.eq(fsm.ongoing("RUN")),
             reader.enable.eq(replay & fsm.ongoing("RUN") & ~striper.error & ~self.abort),
             reader.flush.eq(striper.error),
-            self.released.eq(Mux(replay, reader.freed, rel_count)),
+            self.released.eq(ring.released),
             acct.committed.eq(self.released),
             acct.level.eq(Mux(replay, striper.requested - reader.freed,
                 writer.filling + writer.partial - self.released)),
             self.overflow.eq(acct.overflow),
         ]
         # Per tier: chunks in slots, their peaks, the bytes that went through DRAM.
-        self.comb += [
-            self.level_onchip.eq(onchip.used if tiered else 0),
-            If(replay,
-                self.level_dram.eq(Mux(staged, 0, striper.requested - reader.freed)),
-            ).Else(
-                self.level_dram.eq(writer.dram_filling + writer.partial_dram - tracker.ptr.count),
-            ),
-        ]
+        self.comb += [self.level_onchip.eq(ring.level_onchip), self.level_dram.eq(ring.level_dram)]
         # bytes_spilled follows one cycle later: its events and byte counts are registered first (the
         # kept word's bytes come from the input FIFO, the discard after the close decision).
         sp_add, sp_sub = Signal(), Signal()        # Add / subtract ...
@@ -685,14 +585,12 @@ class RecorderCore(LiteXModule):
                 self.bytes_spilled.eq(self.bytes_spilled - sp_bytes),
             ),
         )
-        # Releases of both tiers (one per cycle at most): the DRAM tier's count plus the on-chip one's.
-        self.sync += If(restart, rel_count.eq(0)).Elif(release | oc_rel, rel_count.eq(rel_count + 1))
         # The last chunk released: its port and LBA (the seed's WRITE_ADDR_LAST / READ_ADDR_LAST).
         rel_pulse = Signal()
         freed_q   = Signal(CHUNK_BITS)
         self.sync += freed_q.eq(reader.freed)
         self.comb += [
-            rel_pulse.eq(Mux(replay, reader.freed != freed_q, release | oc_rel)),
+            rel_pulse.eq(Mux(replay, reader.freed != freed_q, ring.released_now)),
             rel.advance.eq(rel_pulse),
         ]
         self.sync += [
@@ -824,7 +722,7 @@ class RecorderCore(LiteXModule):
             ("bytes_spilled",  self.bytes_spilled, "Bytes that went through DRAM slots (record: kept into them; replay: handed out of them)."),
             ("requested",      s.requested,   "Data commands issued."),
             ("released",       self.released, "Record: chunks written (on-chip slots as their writes complete, DRAM slots in order); replay: chunks handed out."),
-            ("bytes_out",      self.reader.bytes_out, "Replay: bytes handed out."),
+            ("bytes_out",      self.ring.reader.bytes_out, "Replay: bytes handed out."),
             ("err_status",     s.err_status,  "CQE status of the failing command."),
             ("err_port",       s.err_port,    "Port of the failing command."),
             ("err_lba",        s.err_lba,     "LBA of the failing command."),

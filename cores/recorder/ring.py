@@ -38,9 +38,9 @@ from litex.soc.interconnect import stream
 
 from litedram.frontend.dma import LiteDRAMDMAWriter
 
-from literecorder.cores.recorder.common import word_layout, BYTE_BITS, CHUNK_BITS
+from literecorder.cores.recorder.common import word_layout, BYTE_BITS, CHUNK_BITS, ID_BITS, ONCHIP_ID
 from literecorder.cores.common import RAMFIFO, ram_style_attr
-from literecorder.cores.recorder.slots import RingPointer
+from literecorder.cores.recorder.slots import RingPointer, SlotTracker
 
 # Staging bank -------------------------------------------------------------------------------------
 
@@ -585,3 +585,201 @@ class RingReader(LiteXModule):
                 ),
             ),
         ]
+
+# Ring ---------------------------------------------------------------------------------------------
+
+class Ring(LiteXModule):
+    """The recorder's ring in one module: the slots of both tiers, their pointers and bookkeeping.
+
+    ::
+
+        record:  words --> writer --+--> on-chip slot (staging bank of the chunk's port) --> NVMe Write
+                                    +--> DRAM slot (from ring_word / ring_bus)           --> NVMe Write
+        replay:  NVMe Read --> on-chip slot / DRAM slot --> reader --> words
+
+        on-chip tier: OnChipSlots (taken, completed), a placement memory (chunk -> tier, slot id)
+        DRAM tier:    RingPointers (the writer's, the tracker's), SlotTracker (in-order release)
+
+    The DRAM ring's start is fixed in the build (``ring_word`` here, the bus address in the
+    striper); a run sets how many DRAM slots it uses (``ring_slots``), the chunk (``chunk_log2``)
+    and the on-chip slots per port (``onchip_slots``). The striper requests the chunks' commands
+    (``requested``, ``req_*``) and reports their completions (``mark``).
+
+    Parameters
+    ----------
+    wr_port, rd_port : LiteDRAMNativePort
+        LiteDRAM ports (write/read) of the DRAM tier; their width is the ring word.
+    n_ports : int
+        NVMe ports (one staging bank each with ``banks``).
+    slots : int
+        DRAM slots at most (the slot tracker's memory).
+    banks : list of StagingBank, optional
+        The on-chip tier: one bank per NVMe port of ``staging_slots`` slots at most.
+    ring_word : int
+        Start of the DRAM ring: word address on the LiteDRAM ports.
+    """
+    def __init__(self, wr_port, rd_port, n_ports, slots, banks=None, staging_slots=0, ring_word=0):
+        dw     = wr_port.data_width
+        pbits  = max(bits_for(n_ports - 1), 1)
+        tiered = banks is not None
+        # Configuration (static during a run).
+        self.replay       = Signal()
+        self.ring_slots   = Signal(16)              # DRAM slots used (2 .. slots).
+        self.chunk_log2   = Signal(5)               # Chunk: 2**chunk_log2 bytes ...
+        self.chunk_bytes  = Signal(32)              # ... in bytes ...
+        self.chunk_words  = Signal(32)              # ... and in ring words (derived, registered).
+        self.onchip_slots = Signal(5)               # On-chip slots used per port (0: the DRAM tier only).
+        # Control.
+        self.restart      = Signal()                # Pulse: a run begins.
+        self.run          = Signal()                # The run is on: DRAM slots may be released.
+        self.clear        = Signal()                # Pulse: clear the slot tracker (before a run) ...
+        self.clearing     = Signal()                # ... takes ring_slots cycles.
+        # The striper's side.
+        self.requested    = Signal(CHUNK_BITS)      # Data commands requested (chunk order) ...
+        self.requested_dram = Signal(CHUNK_BITS)    # ... those of DRAM slots (the striper's pointer).
+        self.req_fire     = Signal()                # Pulse: a data command was taken ...
+        self.req_port     = Signal(pbits)           # ... the port of the next one.
+        self.fill_port    = Signal(pbits)           # Record: port of the chunk being filled.
+        self.req_oc       = Signal()                # The next request's chunk is in an on-chip slot ...
+        self.req_id       = Signal(ID_BITS - 2)     # ... this one (global id) ...
+        self.req_adr      = Signal(32)              # ... at this bus address.
+        self.mark         = Signal()                # Pulse: the command ``mark_id`` completed.
+        self.mark_id      = Signal(ID_BITS)
+        # Status.
+        self.staged       = Signal()                # Replay through on-chip slots.
+        self.read_room    = Signal()                # Replay: a slot is free to read the next chunk into.
+        self.released     = Signal(CHUNK_BITS)      # Record: chunks released (both tiers); replay: freed.
+        self.released_now = Signal()                # Record: a slot is released this cycle.
+        self.level_onchip = Signal(CHUNK_BITS)      # Chunks in on-chip slots ...
+        self.level_dram   = Signal(CHUNK_BITS)      # ... and in DRAM slots (filling included).
+
+        # # #
+
+        # The chunk in bytes and in ring words, from chunk_log2 (registered: no decoder in front of
+        # the adders that use them; the configuration is static long before a run begins).
+        self.sync += Case(self.chunk_log2, {i: [self.chunk_bytes.eq(2**i), self.chunk_words.eq(2**i//(dw//8))]
+            for i in range(32)})
+
+        onchip = None
+        if tiered:
+            self.onchip = onchip = OnChipSlots(n_ports, staging_slots)
+        self.tracker = tracker = SlotTracker(slots)
+        self.writer  = writer  = RingWriter(wr_port, slots, banks=banks, onchip=onchip, ring_word=ring_word)
+        self.reader  = reader  = RingReader(rd_port, slots, banks=banks, onchip=onchip, ring_word=ring_word)
+        replay  = self.replay
+        restart = self.restart
+        self.comb += [
+            tracker.ring_slots.eq(self.ring_slots),
+            tracker.ptr.chunk_words.eq(self.chunk_words),
+            tracker.ptr.chunk_bytes.eq(self.chunk_bytes),
+            writer.ring_slots.eq(self.ring_slots), writer.chunk_words.eq(self.chunk_words),
+            reader.chunk_words.eq(self.chunk_words),
+            tracker.clear.eq(self.clear), self.clearing.eq(tracker.clearing),
+            tracker.ptr.restart.eq(restart),
+            writer.restart.eq(restart),
+            reader.restart.eq(restart),
+        ]
+
+        # Record: the writer places each chunk in an on-chip slot or a DRAM slot; the striper writes
+        # it from there once filled; an on-chip slot is free once its write completed, DRAM slots
+        # are released in their order (the slot tracker). Replay: with on-chip slots (``staged``)
+        # every chunk is read into one (requested while its port's bank has a free slot), else into
+        # the DRAM ring.
+        release   = Signal()      # A DRAM slot is released (record, in order).
+        oc_rel    = Signal()      # An on-chip slot is released (record: its write completed).
+        rel_count = Signal(CHUNK_BITS)   # Record: slots released, both tiers (a counter, not a sum).
+        staged    = self.staged
+        mark_oc   = Signal()
+        self.comb += [
+            mark_oc.eq(self.mark & self.mark_id[log2_int(ONCHIP_ID)]),
+            tracker.mark.eq(self.mark & ~mark_oc), tracker.mark_id.eq(self.mark_id),
+        ]
+        if tiered:
+            sb, gb = onchip.sbits, onchip.gbits
+            # Placement of every chunk in flight (on-chip?, slot id), by chunk number: written by the
+            # writer (record) or at the request (replay), read at the request (record) or by the reader.
+            pdepth = 2**bits_for(slots + n_ports*staging_slots)
+            pmem = Memory(1 + gb, pdepth)
+            pwr  = pmem.get_port(write_capable=True)
+            prd  = pmem.get_port(mode=READ_FIRST)   # (A placement is read cycles after it was written.)
+            self.specials += pmem, pwr, prd
+            rd_chunk = Signal(CHUNK_BITS)       # Replay: chunk the reader reads (staged).
+            # (A flip-flop: configuration, static from the start's check to the end of the run.)
+            self.sync += staged.eq(replay & (self.onchip_slots != 0))
+            p_oc, p_id = Signal(), Signal(gb)
+            self.comb += [
+                onchip.count.eq(self.onchip_slots), onchip.restart.eq(restart),
+                writer.fill_port.eq(Mux(replay, self.req_port, self.fill_port)),
+                onchip.alloc.eq(Mux(replay, staged & self.req_fire, writer.oc_alloc)),
+                If(replay,
+                    pwr.we.eq(staged & self.req_fire), pwr.adr.eq(self.requested),
+                    pwr.dat_w.eq(Cat(C(1, 1), onchip.slot)),
+                    prd.adr.eq(rd_chunk),
+                ).Else(
+                    pwr.we.eq(writer.place_we), pwr.adr.eq(writer.place_adr),
+                    pwr.dat_w.eq(Cat(writer.place_oc, writer.place_id)),
+                    prd.adr.eq(self.requested),
+                ),
+                Cat(p_oc, p_id).eq(prd.dat_r),
+                # Completions of on-chip slots: record, the slot is free; replay, its data is there.
+                oc_rel.eq(~replay & mark_oc),
+                onchip.mark.eq(replay & mark_oc), onchip.mark_id.eq(self.mark_id[:gb]),
+                onchip.release[0].eq(Mux(replay, reader.oc_free, oc_rel)),
+                onchip.release_id[0].eq(Mux(replay, reader.oc_free_id, self.mark_id[:gb])),
+            ]
+            # Requests: the chunk's on-chip slot (its bank is the chunk's port) or the DRAM ring.
+            req_id = Signal(gb)
+            off_b, off_b_case, off_b_mult = slot_offset(req_id[:sb], self.chunk_bytes, staging_slots)
+            self.sync += off_b_mult
+            self.comb += [
+                self.req_oc.eq(Mux(replay, staged, p_oc)),
+                req_id.eq(Mux(replay, onchip.slot, p_id)),
+                self.req_id.eq(req_id),
+                off_b_case,
+                self.req_adr.eq(Array(C(b.base, 32) for b in banks)[req_id[sb:]] + off_b),
+            ]
+            # Replay from on-chip slots: the chunk's placement is read one cycle after its number
+            # changed, and only once its request was written two cycles before (``req_d``).
+            fresh = Signal()
+            req_d = [Signal(CHUNK_BITS) for _ in range(2)]
+            off_w, off_w_case, off_w_mult = slot_offset(p_id[:sb], self.chunk_words, staging_slots)
+            self.sync += off_w_mult
+            self.comb += [
+                off_w_case,
+                onchip.query_id.eq(p_id),
+                reader.staged.eq(staged),
+                reader.oc_id.eq(p_id),
+                reader.done.eq(Mux(staged, fresh & (rd_chunk != req_d[1]) & onchip.query_done, tracker.done)),
+                reader.slot_word.eq(Mux(staged, off_w, tracker.ptr.word)),
+            ]
+            self.sync += [
+                fresh.eq(~(restart | reader.advance)),
+                req_d[0].eq(self.requested), req_d[1].eq(req_d[0]),
+                If(restart, rd_chunk.eq(0)).Elif(reader.advance, rd_chunk.eq(rd_chunk + 1)),
+            ]
+            for b in banks:
+                self.comb += b.replay.eq(replay)
+            room_oc = onchip.free
+        else:
+            self.comb += [reader.done.eq(tracker.done), reader.slot_word.eq(tracker.ptr.word)]
+            room_oc = 0
+        self.comb += [
+            # Replay: a free slot may be read into.
+            self.read_room.eq(Mux(staged, room_oc, (self.requested - reader.freed) < self.ring_slots)),
+            # Record: DRAM slots are released in their order once their write completed (not in
+            # the cycle an on-chip slot is: one release per cycle).
+            release.eq(~replay & self.run & tracker.done & (tracker.ptr.count != self.requested_dram) & ~oc_rel),
+            tracker.ptr.advance.eq(Mux(replay, reader.advance & ~staged, release)),
+            writer.freed.eq(tracker.ptr.count),
+            self.released.eq(Mux(replay, reader.freed, rel_count)),
+            self.released_now.eq(release | oc_rel),
+            # Per tier: chunks in slots.
+            self.level_onchip.eq(onchip.used if tiered else 0),
+            If(replay,
+                self.level_dram.eq(Mux(staged, 0, self.requested - reader.freed)),
+            ).Else(
+                self.level_dram.eq(writer.dram_filling + writer.partial_dram - tracker.ptr.count),
+            ),
+        ]
+        # Releases of both tiers (one per cycle at most): the DRAM tier's count plus the on-chip one's.
+        self.sync += If(restart, rel_count.eq(0)).Elif(release | oc_rel, rel_count.eq(rel_count + 1))
