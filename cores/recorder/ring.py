@@ -304,8 +304,22 @@ class RingWriter(LiteXModule):
             first.eq(in_word == 0),
             self.partial.eq(~first),
             self.word_last.eq(in_word + 1 == self.chunk_words),
-            dram_ok.eq((inp.count - self.freed) < self.ring_slots),
         ]
+        # A DRAM slot is free for the next chunk: ``inp.count - freed < ring_slots``, from registers
+        # (the slot tracker's count is far from here): ``ok_spare`` with one more slot, ``ok_now`` as is
+        # but void when the pointer advanced in that cycle. A release is seen one cycle late (never
+        # too early); after a restart, one cycle without a DRAM slot.
+        ok_spare = Signal()
+        ok_now   = Signal()
+        advanced = Signal()
+        self.sync += If(self.restart,
+            ok_spare.eq(0), ok_now.eq(0), advanced.eq(0),
+        ).Else(
+            ok_spare.eq((inp.count - self.freed + 1) < self.ring_slots),
+            ok_now.eq((inp.count - self.freed) < self.ring_slots),
+            advanced.eq(inp.advance),
+        )
+        self.comb += dram_ok.eq(ok_spare | (ok_now & ~advanced))
         if tiered:
             off_now, off_case, off_mult = slot_offset(onchip.slot[:onchip.sbits], self.chunk_words, onchip.per_port)
             self.sync += off_mult
@@ -521,6 +535,7 @@ class RingReader(LiteXModule):
         s_data   = Signal(dw)
         s_ready  = Signal()
         chunk_end = Signal()
+        over     = Signal()
         if tiered:
             self.sdma = sdma = StagingWordReader(banks, fifo_depth)
             # On-chip slots of the chunks being read or handed out, freed when their last word left.
@@ -552,16 +567,25 @@ class RingReader(LiteXModule):
         self.comb += [
             dma.sink.address.eq(self.ring_word + self.slot_word + rd_word),
             self.advance.eq(issue & (rd_word + 1 == self.chunk_words)),
-            take.eq(s_valid & (source.ready | self.flush | (self.bytes_out >= self.total_bytes))),
+            take.eq(s_valid & (source.ready | self.flush | over)),
             s_ready.eq(take),
             chunk_end.eq(out_word + 1 == self.chunk_words),
             self.idle.eq(pending == 0),
         ]
         # Words out, the last one carries `last` and the bytes left; padding words are discarded.
-        rest = Signal(BYTE_BITS)
+        # ``over`` = bytes_out >= total_bytes, from registers: set by the word that carries ``last``
+        # (bytes_out + its bytes = total_bytes), or a replay of no bytes.
+        rest    = Signal(BYTE_BITS)
+        ended   = Signal()
+        none    = Signal()
+        self.sync += [
+            none.eq(self.total_bytes == 0),
+            If(self.restart, ended.eq(0)).Elif(take & source.valid & source.last, ended.eq(1)),
+        ]
         self.comb += [
+            over.eq(ended | none),
             rest.eq(self.total_bytes - self.bytes_out),
-            source.valid.eq(s_valid & ~self.flush & (self.bytes_out < self.total_bytes)),
+            source.valid.eq(s_valid & ~self.flush & ~over),
             source.data.eq(s_data),
             source.bytes.eq(Mux(rest < wbytes, rest, wbytes)),
             source.last.eq(rest <= wbytes),

@@ -210,13 +210,12 @@ class Striper(LiteXModule):
 
         # Command scheduler: flush > trim > data, one request at a time.
         self.fsm = fsm = FSM(reset_state="IDLE")
-        inflight   = Signal(CHUNK_BITS)
+        inflight   = Signal(17)   # requested - completed: at most max_inflight (16 bits) and the failed ones.
         trim_busy  = Signal()     # A row of trims in flight.
         flush_pend = Signal()
         trim_due   = Signal()
         data_ok    = Signal()
         self.comb += [
-            inflight.eq(self.requested - self.completed),
             self.idle.eq((inflight == 0) & ~trim_busy & ~flush_pend & fsm.ongoing("IDLE")),
             # Trims run up to trim_rows rows ahead of the data, inside the region unless ring.
             trim_due.eq(self.enable & (self.trim_rows != 0) & ~self.replay & ~trim_busy & ~self.error &
@@ -275,6 +274,12 @@ class Striper(LiteXModule):
             self.requested.eq(0)
         ).Elif(data_fire,
             self.requested.eq(self.requested + 1)
+        )
+        # Commands in flight, counted (not requested - completed: two 48-bit counters on the scheduler's path).
+        self.sync += If(self.restart,
+            inflight.eq(0)
+        ).Else(
+            inflight.eq(inflight + data_fire - self.mark)
         )
         fsm.act("DATA",
             If(fire, NextState("IDLE"))
