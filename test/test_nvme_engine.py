@@ -23,7 +23,7 @@ from litex.soc.interconnect import stream
 from literecorder.cores.pcie.windows import CompleterWindow
 from literecorder.cores.common import doorbell_layout
 from literecorder.cores.nvme.common import *
-from literecorder.cores.nvme.engine import NVMeQueueEngine
+from literecorder.cores.nvme.engine import NVMeQueueEngine, NVMeDoorbells
 
 pytestmark = pytest.mark.unit
 
@@ -310,3 +310,53 @@ def test_engine_checks_its_parameters():
         NVMeQueueEngine(WindowHost(), BASE, entries=12)
     with pytest.raises(ValueError, match="must be aligned on 0x1000000"):
         NVMeQueueEngine(WindowHost(), BASE + 0x1000, entries=16)
+
+def test_sq_doorbell_held_while_the_drive_is_busy():
+    """The SQ tail doorbell alone (NVMeDoorbells): each submission followed by a pause rings it while
+    the drive holds fewer than NVME_SQ_DOORBELL_HOLD_MIN announced commands; with that many or more,
+    only every NVME_SQ_DOORBELL_HOLD entries; entries held when the commands complete are rung then
+    (nothing stays unannounced)."""
+    dbs = NVMeDoorbells(qbits=6)
+    N   = 2*NVME_SQ_DOORBELL_HOLD_MIN + 2   # Submissions; the last 2 are held until the completions.
+    rung = []       # (cycle, tail) of each SQ doorbell.
+    def run():
+        yield dbs.sq_db.eq(SQ_DB)
+        yield dbs.cq_db.eq(CQ_DB)
+        yield dbs.source.ready.eq(1)
+        tail = outstanding = 0
+        def submit():
+            nonlocal tail, outstanding
+            yield dbs.pending.eq(1)
+            yield dbs.submitted.eq(1)
+            yield
+            tail, outstanding = tail + 1, outstanding + 1
+            yield dbs.tail.eq(tail)
+            yield dbs.outstanding.eq(outstanding)
+            yield dbs.pending.eq(0)
+            yield dbs.submitted.eq(0)
+            for _ in range(6):      # A pause.
+                yield
+        for _ in range(N):
+            yield from submit()
+        # The drive completes everything: the held entries are announced.
+        outstanding = 0
+        yield dbs.outstanding.eq(0)
+        for _ in range(8):
+            yield
+    @passive
+    def watch():
+        cycle = 0
+        while True:
+            if (yield dbs.source.valid) and (yield dbs.source.adr) == SQ_DB:
+                rung.append((cycle, (yield dbs.source.dat)))
+            cycle += 1
+            yield
+    run_simulation(dbs, [run(), watch()])
+    tails = [t for _, t in rung]
+    # One doorbell per submission up to HOLD_MIN announced, then one per HOLD entries, then the rest.
+    first = list(range(1, NVME_SQ_DOORBELL_HOLD_MIN + 1))
+    held  = list(range(NVME_SQ_DOORBELL_HOLD_MIN + NVME_SQ_DOORBELL_HOLD, N + 1, NVME_SQ_DOORBELL_HOLD))
+    want  = first + held
+    if want[-1] != N:
+        want.append(N)
+    assert tails == want, f"SQ doorbells at tails {tails}, expected {want}"

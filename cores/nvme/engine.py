@@ -427,7 +427,10 @@ class NVMeCompletionPoller(LiteXModule):
 
 class NVMeDoorbells(LiteXModule):
     """Coalesced doorbell writes: the SQ tail when the submitter pauses (nothing to submit right now)
-    or after ``NVME_SQ_DOORBELL_BATCH`` new entries; the CQ head when no further CQE is visible."""
+    or after ``NVME_SQ_DOORBELL_BATCH`` new entries; the CQ head when no further CQE is visible.
+    While the drive holds ``NVME_SQ_DOORBELL_HOLD_MIN`` announced commands or more, a pause rings
+    only once ``NVME_SQ_DOORBELL_HOLD`` new entries wait (the drive keeps working meanwhile; its
+    completions bring the count down, so the entries are always announced)."""
     def __init__(self, qbits):
         self.source    = source = stream.Endpoint(doorbell_layout())
         self.sq_db     = Signal(32)
@@ -437,6 +440,7 @@ class NVMeDoorbells(LiteXModule):
         self.pending   = Signal()    # The submitter has a command to submit now.
         self.head      = Signal(qbits)
         self.more      = Signal()    # A further CQE is visible at the head.
+        self.outstanding = Signal(qbits + 1)  # Commands submitted, not completed.
         self.sq_count  = Signal(32)  # Doorbell writes.
         self.cq_count  = Signal(32)
 
@@ -447,8 +451,12 @@ class NVMeDoorbells(LiteXModule):
         since    = Signal(max=NVME_SQ_DOORBELL_BATCH + 1)
         sq_ring  = Signal()
         cq_ring  = Signal()
+        hold     = Signal()    # From registers, one cycle late (a doorbell a cycle earlier or later).
+        self.sync += hold.eq(((self.outstanding - since) >= NVME_SQ_DOORBELL_HOLD_MIN) &
+            (since < NVME_SQ_DOORBELL_HOLD))
         self.comb += [
-            sq_ring.eq((self.tail != db_tail) & (~self.pending | (since == NVME_SQ_DOORBELL_BATCH))),
+            sq_ring.eq((self.tail != db_tail) &
+                ((~self.pending & ~hold) | (since == NVME_SQ_DOORBELL_BATCH))),
             cq_ring.eq((self.head != db_head) & ~self.more),
             source.valid.eq(sq_ring | cq_ring),
             If(sq_ring,
@@ -726,6 +734,7 @@ class _NVMeQueueEngineCore(LiteXModule):
             dbs.pending.eq(sub.pending & sub.allow),
             dbs.head.eq(poll.head),
             dbs.more.eq(poll.more),
+            dbs.outstanding.eq(self.outstanding),
             self.sq_doorbells.eq(dbs.sq_count),
             self.cq_doorbells.eq(dbs.cq_count),
         ]
