@@ -314,11 +314,12 @@ def test_engine_checks_its_parameters():
 def test_sq_doorbell_held_while_the_drive_is_busy():
     """The SQ tail doorbell alone (NVMeDoorbells): each submission followed by a pause rings it while
     the drive holds fewer than NVME_SQ_DOORBELL_HOLD_MIN announced commands; with that many or more,
-    only every NVME_SQ_DOORBELL_HOLD entries; entries held when the commands complete are rung then
-    (nothing stays unannounced)."""
+    only every NVME_SQ_DOORBELL_HOLD entries, or once the oldest waited NVME_SQ_DOORBELL_HOLD_CYCLES;
+    entries held when the commands complete are rung then (nothing stays unannounced)."""
     dbs = NVMeDoorbells(qbits=6)
-    N   = 2*NVME_SQ_DOORBELL_HOLD_MIN + 2   # Submissions; the last 2 are held until the completions.
+    N   = 2*NVME_SQ_DOORBELL_HOLD_MIN + 2   # Submissions; the last 2 are held (then one more).
     rung = []       # (cycle, tail) of each SQ doorbell.
+    now, marks, submitted_at = [0], [], []
     def run():
         yield dbs.sq_db.eq(SQ_DB)
         yield dbs.cq_db.eq(CQ_DB)
@@ -338,6 +339,14 @@ def test_sq_doorbell_held_while_the_drive_is_busy():
                 yield
         for _ in range(N):
             yield from submit()
+        # One more entry while the drive stays busy: announced after NVME_SQ_DOORBELL_HOLD_CYCLES.
+        marks.append(len(rung))
+        yield from submit()
+        submitted_at.append(now[0])
+        for _ in range(NVME_SQ_DOORBELL_HOLD_CYCLES + 8):
+            yield
+        marks.append(len(rung))
+        yield from submit()
         # The drive completes everything: the held entries are announced.
         outstanding = 0
         yield dbs.outstanding.eq(0)
@@ -350,6 +359,7 @@ def test_sq_doorbell_held_while_the_drive_is_busy():
             if (yield dbs.source.valid) and (yield dbs.source.adr) == SQ_DB:
                 rung.append((cycle, (yield dbs.source.dat)))
             cycle += 1
+            now[0] = cycle
             yield
     run_simulation(dbs, [run(), watch()])
     tails = [t for _, t in rung]
@@ -357,6 +367,9 @@ def test_sq_doorbell_held_while_the_drive_is_busy():
     first = list(range(1, NVME_SQ_DOORBELL_HOLD_MIN + 1))
     held  = list(range(NVME_SQ_DOORBELL_HOLD_MIN + NVME_SQ_DOORBELL_HOLD, N + 1, NVME_SQ_DOORBELL_HOLD))
     want  = first + held
-    if want[-1] != N:
-        want.append(N)
+    # The 2 entries left of N and the one after them: rung by the wait limit; the last one at the end.
+    want += [N + 1, N + 2]
     assert tails == want, f"SQ doorbells at tails {tails}, expected {want}"
+    cycle, tail = rung[marks[0]]
+    assert tail == N + 1 and 0 <= cycle - submitted_at[0] <= NVME_SQ_DOORBELL_HOLD_CYCLES, (cycle, submitted_at)
+    assert marks[1] == marks[0] + 1    # Nothing else rung while waiting.

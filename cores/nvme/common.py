@@ -26,10 +26,12 @@ NVME_DSM_MAX_BLOCKS  = 65536
 # SQ tail doorbell: rung when the submitter pauses, or after this many new entries.
 NVME_SQ_DOORBELL_BATCH = 16
 # ... but while the drive already holds at least NVME_SQ_DOORBELL_HOLD_MIN announced commands, a pause
-# rings it only once NVME_SQ_DOORBELL_HOLD new entries wait: the drive fetches them in one read (one
-# completion TLP, one doorbell write) instead of one each.
-NVME_SQ_DOORBELL_HOLD     = 4
-NVME_SQ_DOORBELL_HOLD_MIN = 8
+# rings it only once NVME_SQ_DOORBELL_HOLD new entries wait (the drive fetches them in one read: one
+# completion TLP, one doorbell write, instead of one each), or once the oldest of them waited
+# NVME_SQ_DOORBELL_HOLD_CYCLES (the last entries of a burst).
+NVME_SQ_DOORBELL_HOLD        = 4
+NVME_SQ_DOORBELL_HOLD_MIN    = 16
+NVME_SQ_DOORBELL_HOLD_CYCLES = 1024
 # Status reported by the engine for a command without completion (not an NVMe status).
 NVME_STATUS_TIMEOUT  = 0x7fff
 

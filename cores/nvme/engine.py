@@ -429,8 +429,9 @@ class NVMeDoorbells(LiteXModule):
     """Coalesced doorbell writes: the SQ tail when the submitter pauses (nothing to submit right now)
     or after ``NVME_SQ_DOORBELL_BATCH`` new entries; the CQ head when no further CQE is visible.
     While the drive holds ``NVME_SQ_DOORBELL_HOLD_MIN`` announced commands or more, a pause rings
-    only once ``NVME_SQ_DOORBELL_HOLD`` new entries wait (the drive keeps working meanwhile; its
-    completions bring the count down, so the entries are always announced)."""
+    only once ``NVME_SQ_DOORBELL_HOLD`` new entries wait or the oldest of them waited
+    ``NVME_SQ_DOORBELL_HOLD_CYCLES`` (the drive has work meanwhile; the end of a burst is announced
+    that long after its last entry at most)."""
     def __init__(self, qbits):
         self.source    = source = stream.Endpoint(doorbell_layout())
         self.sq_db     = Signal(32)
@@ -452,8 +453,16 @@ class NVMeDoorbells(LiteXModule):
         sq_ring  = Signal()
         cq_ring  = Signal()
         hold     = Signal()    # From registers, one cycle late (a doorbell a cycle earlier or later).
-        self.sync += hold.eq(((self.outstanding - since) >= NVME_SQ_DOORBELL_HOLD_MIN) &
-            (since < NVME_SQ_DOORBELL_HOLD))
+        waited   = Signal(max=NVME_SQ_DOORBELL_HOLD_CYCLES + 1)   # Cycles the oldest unannounced entry waited.
+        self.sync += [
+            If(self.tail == db_tail,
+                waited.eq(0),
+            ).Elif(waited != NVME_SQ_DOORBELL_HOLD_CYCLES,
+                waited.eq(waited + 1),
+            ),
+            hold.eq(((self.outstanding - since) >= NVME_SQ_DOORBELL_HOLD_MIN) &
+                (since < NVME_SQ_DOORBELL_HOLD) & (waited < NVME_SQ_DOORBELL_HOLD_CYCLES - 1)),
+        ]
         self.comb += [
             sq_ring.eq((self.tail != db_tail) &
                 ((~self.pending & ~hold) | (since == NVME_SQ_DOORBELL_BATCH))),
