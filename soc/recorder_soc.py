@@ -97,14 +97,27 @@ MB = 1e6
 LANE_BYTES = {1: 2.5e9*8/10/8, 2: 5e9*8/10/8, 3: 8e9*128/130/8, 4: 16e9*128/130/8}
 CPLD_OVERHEAD = 20 # Bytes on the wire per completion TLP besides its payload (framing, 3-DW header, LCRC).
 
-def link_payload_rate(gen, lanes, mps=256):
+LINK_MPS = 256     # The MPS of the build's budget (the BIOS uses the MPS programmed once enumerated).
+
+def link_payload_rate(gen, lanes, mps=LINK_MPS):
     """Bytes/s an SSD can read from our DRAM over one link: the payload of completions of ``mps``
-    bytes, before the DLLP/SKP share (1-3 %). Gen3 x4, MPS 256: 3653 MB/s."""
+    bytes, before the DLLP/SKP share (1-3 %). Gen3 x4, MPS 256: 3653 MB/s. The BIOS computes the
+    same for the links as trained (``rec_info``) from the constants of ``export_link_rates``."""
     if gen not in LANE_BYTES:
         raise ValueError(f"PCIe generation {gen!r}: allowed are {sorted(LANE_BYTES)}")
     if lanes not in (1, 2, 4, 8, 16):
         raise ValueError(f"PCIe link width x{lanes}: allowed are x1, x2, x4, x8, x16")
     return lanes*LANE_BYTES[gen]*mps/(mps + CPLD_OVERHEAD)
+
+def export_link_rates(soc, datapath_rate):
+    """The figures of ``link_payload_rate`` as BIOS constants: kB/s per lane of each generation,
+    the bytes of a completion besides its payload, the budget's MPS, and the sys-domain TLP
+    datapath's rate (MB/s) that caps any link."""
+    for gen, rate in LANE_BYTES.items():
+        soc.add_constant(f"LITEREC_LANE_KBPS_GEN{gen}", int(rate//1e3))
+    soc.add_constant("LITEREC_CPLD_OVERHEAD", CPLD_OVERHEAD)
+    soc.add_constant("LITEREC_LINK_MPS",      LINK_MPS)
+    soc.add_constant("LITEREC_DATAPATH_MBPS", int(datapath_rate//MB))
 
 def dram_peak_rate(sys_clk_freq, phy):
     """Bytes/s of the LiteDRAM native interface: one DFI word of every phase per sys clock cycle
@@ -248,12 +261,14 @@ class LiteRecorderSoC(SoCCore):
         # Configuration and bandwidth budget exported to the BIOS (rec_info) -----------------------
         self.recorder_config.export(self)
         gen, lanes = self.pcie_link()
+        datapath_rate = pcie_data_width/8*sys_clk_freq
         self.dram_budget = budget = DRAMBudget(
             dram_peak = dram_peak_rate(sys_clk_freq, sdram_phy),
             # The SSD's reads cross the sys-domain TLP datapath too: the lower of the two.
-            link_rate = min(link_payload_rate(gen, lanes), pcie_data_width/8*sys_clk_freq),
+            link_rate = min(link_payload_rate(gen, lanes), datapath_rate),
             n_ssds    = n_ssds)
         budget.export(self)
+        export_link_rates(self, datapath_rate)
         self.add_constant("LITEREC_LINK_GEN",   gen)
         self.add_constant("LITEREC_LINK_WIDTH", lanes)
         self.logger.info(budget.summary())

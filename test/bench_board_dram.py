@@ -3,15 +3,17 @@
 #
 # SPDX-License-Identifier: BSD-2-Clause
 
-"""The recorder on a board's DRAM model (``targets/sim.py --dram kcu105|zcu106``) and on the
-simulation's own DRAM: record and replay rates of 1 and 2 SSDs (``ideal``) against the links, and
+"""The recorder on a board's DRAM model (``targets/sim.py --dram kcu105|zcu106|kc705``, with the
+board's PCIe datapath and link: the KC705 one Gen2 x4 SSD at 128 bits) and on the simulation's own
+DRAM (also one Gen4 x4 SSD at 512 bits, ``sim-gen4``): record and replay rates of 1 and 2 SSDs
+(``ideal``) against the links as trained (``rec_info``), and
 the bytes that went through the DRAM (``bytes_spilled``), with the ring's on-chip slots
 (``staging=auto``) and without them (``staging=off``: the DRAM ring alone, the recorder before
 issue 26).
 
 A benchmark, not part of `make test` (a Verilator build per DRAM, minutes of CPU): `make bench` runs
 the pytest part (KCU105 model), or as a script for every DRAM with ``RESULT name=board_dram`` lines:
-``.venv/bin/python test/bench_board_dram.py [--dram kcu105 zcu106 sim] [--mib 64] [--staging auto off]``.
+``.venv/bin/python test/bench_board_dram.py [--dram kcu105 zcu106 kc705 sim sim-gen4] [--mib 64] [--staging auto off]``.
 The generation of the same SoC and its budget constants are checked in test/test_boards.py."""
 
 import os
@@ -22,24 +24,40 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from conftest import result
 
-BUILD = dict(n_ssds=2, dram="kcu105", pgo=True)
+# What is measured: the build (targets/sim.py's parameters), the simulated drives' link, the SSD counts.
+CONFIGS = {
+    "kcu105":   dict(build=dict(n_ssds=2, dram="kcu105"), link="gen3x4", ssds=(1, 2)),
+    "zcu106":   dict(build=dict(n_ssds=2, dram="zcu106"), link="gen3x4", ssds=(1, 2)),
+    # The KC705's FPGA Drive FMC carries one SSD, on a Gen2 x4 link (7-series pcie_7x, 128-bit datapath).
+    "kc705":    dict(build=dict(n_ssds=1, dram="kc705", pcie_data_width=128), link="gen2x4", ssds=(1,)),
+    "sim":      dict(build=dict(n_ssds=2, dram="sim"), link="gen3x4", ssds=(1, 2)),
+    # One Gen4 x4 drive on a 512-bit datapath (the simulation's DRAM and 200 MHz clock).
+    "sim-gen4": dict(build=dict(n_ssds=1, dram="sim", pcie_data_width=512), link="gen4x4", ssds=(1,)),
+}
 
-def _session(dram, name):
+def _session(config, name):
     from conftest import get_build, DEFAULT_SSD
     from literecorder.targets.sim import SimSession, ssd_devices
-    build = get_build(n_ssds=2, dram=dram, pgo=True)
-    return SimSession(build, name=name, devices=ssd_devices(list(DEFAULT_SSD), build.n_ssds,
-        build.sys_clk_freq, build.pcie_data_width), boot_timeout=300)
+    cfg = CONFIGS[config]
+    build = get_build(pgo=True, **cfg["build"])
+    return SimSession(build, name=name, devices=ssd_devices(list(DEFAULT_SSD) + ["--link", cfg["link"]],
+        build.n_ssds, build.sys_clk_freq, build.pcie_data_width), boot_timeout=300)
 
-def measure(sim, dram, mib=64, staging=("auto", "off")):
-    """-> RESULT-line dicts: for 1 and 2 SSDs, record then replay, each staging choice."""
-    info = result(sim.cmd("rec_info"), "rec_info")
-    link = int(info["link_mbps"])
-    for i in range(2):
+def measure(sim, config, mib=64, staging=("auto", "off")):
+    """-> RESULT-line dicts: for each SSD count of the configuration, record then replay, each
+    staging choice, against the links as trained (rec_info after nvme_init)."""
+    cfg = CONFIGS[config]
+    n = cfg["build"]["n_ssds"]
+    for i in range(n):
         assert result(sim.cmd(f"nvme_init {i}"), "nvme_init")["ok"] == "1"
+    info = result(sim.cmd("rec_info"), "rec_info")
+    assert info["links_trained"] == "1", info
+    link = int(info["link_mbps"])
+    dram = cfg["build"]["dram"]
     rows = []
     for st in staging:
-        for ssds, ports in ((1, "0"), (2, "all")):
+        for ssds in cfg["ssds"]:
+            ports = "0" if ssds == 1 else "all"
             size = mib*ssds
             rec = result(sim.cmd(f"rec_record 0 {size} ports={ports} staging={st}", timeout=1800), "rec_record")
             rep = result(sim.cmd(f"rec_replay 0 {size} ports={ports} staging={st}", timeout=1800), "rec_replay")
@@ -47,7 +65,7 @@ def measure(sim, dram, mib=64, staging=("auto", "off")):
             assert rep["ok"] == "1" and rep["errors"] == "0", rep
             for d, r in (("record", rec), ("replay", rep)):
                 mbps = float(r["mbps"])
-                rows.append(dict(dram=dram, ssds=ssds, dir=d, staging=st, mib=size, mbps=mbps,
+                rows.append(dict(config=config, dram=dram, link=cfg["link"], ssds=ssds, dir=d, staging=st, mib=size, mbps=mbps,
                     limit_mbps=link*ssds, ratio=round(mbps/(link*ssds), 4), bytes_spilled=int(r["bytes_spilled"]),
                     peak_onchip=int(r["peak_onchip"]), peak_dram=int(r["peak_dram"])))
     return rows
@@ -55,7 +73,8 @@ def measure(sim, dram, mib=64, staging=("auto", "off")):
 def main(argv=None):
     import argparse
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dram", nargs="+", default=["kcu105", "zcu106", "sim"])
+    p.add_argument("--dram", nargs="+", default=["kcu105", "zcu106", "kc705", "sim", "sim-gen4"],
+        choices=sorted(CONFIGS), help="configurations (a board's DRAM model, the simulation's DRAM)")
     p.add_argument("--mib", type=int, default=64, help="MiB per SSD of each run (default 64)")
     p.add_argument("--staging", nargs="+", default=["auto", "off"])
     a = p.parse_args(argv)

@@ -448,6 +448,16 @@ def test_sim_soc_with_a_board_dram_has_its_clock_module_and_budget():
         "LITEREC_LINKS_MBPS", "LITEREC_LINK_GEN", "LITEREC_LINK_WIDTH", "LITEREC_SSD_PORTS")] == \
         [8000, 4000, 3653, 7306, 3, 4, 2]
     assert soc.dram_budget.dram_bound
+    # The link-rate constants the BIOS computes the trained links' budget from (pcie_link_payload_mbps),
+    # with the BIOS's integer arithmetic, give link_payload_rate for every generation, width and MPS.
+    lane = [0] + [const(f"LITEREC_LANE_KBPS_GEN{g}") for g in (1, 2, 3, 4)]
+    assert lane[1:] == [250000, 500000, 984615, 1969230]
+    assert [const(n) for n in ("LITEREC_CPLD_OVERHEAD", "LITEREC_LINK_MPS", "LITEREC_DATAPATH_MBPS")] == [20, 256, 4000]
+    for g in (1, 2, 3, 4):
+        for w in (1, 2, 4, 8):
+            for mps in (128, 256, 512):
+                bios = min(w*lane[g]*mps//(mps + 20)//1000, 4000)
+                assert abs(bios - min(link_payload_rate(g, w, mps), 4e9)/MB) < 1.0, (g, w, mps)
 
 # PERST# -------------------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import parse_results, result, ssd_ctl as ctl
 from literecorder.sim.ssd import send_control
+from literecorder.soc.recorder_soc import link_payload_rate
 
 pytestmark = [pytest.mark.system, pytest.mark.xdist_group("pcie")]
 
@@ -139,6 +140,12 @@ def test_other_link_width_and_mps(start_sim):
     assert "MPS 128 B (device supports 128, root 512), MRRS 512 B, link Gen2 x2 (max Gen2 x2)" in out
     r = result(s.cmd("pcie_link"), "pcie_link")
     assert (r["gen"], r["width"], r["mps"]) == ("2", "2", "128")
+    # rec_info's budget is the link as trained with its MPS (the build assumed Gen3 x4, MPS 256).
+    info = s.cmd("rec_info")
+    r = result(info, "rec_info")
+    want = int(link_payload_rate(2, 2, 128)//1e6)
+    assert want == 864 and (r["link_mbps"], r["links_mbps"], r["links_trained"]) == (str(want), str(want), "1")
+    assert "SSD link 0     : Gen2 x2 as trained, 864 MB/s of completion payload (MPS 128)" in info
     # Data still moves correctly with 128-byte payloads.
     assert result(s.cmd("nvme_init"), "nvme_init")["ok"] == "1"
     s.cmd("rec_fill 0x60000000 65536 11")

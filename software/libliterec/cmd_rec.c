@@ -35,12 +35,47 @@ static void rec_info_handler(int nb_params, char **params)
 		RECORDER_STAGING_SLOTS, (unsigned long)(RECORDER_STAGING_BYTES >> 10));
 #endif
 #ifdef LITEREC_DRAM_PEAK_MBPS
-	/* Every recorded (or replayed) byte crosses the DRAM twice: the ceiling is half the peak. */
-	printf("  DRAM bandwidth : %d MB/s peak, recording ceiling %d MB/s (each byte crosses the DRAM twice)\n",
+	/* The links' budget: as trained now when every port's link is up (the simulated drive's link is a
+	 * run-time option, a board's the IP's and the drive's), else the build's assumption. */
+	uint32_t link_mbps = LITEREC_LINK_MBPS, links_mbps = LITEREC_LINKS_MBPS;
+	int trained = 1;
+#ifdef CSR_PCIE0_BASE
+	uint32_t sum = 0, first = 0;
+	for (int p = 0; p < LITEREC_SSD_PORTS; p++) {
+		int gen, width;
+		uint32_t m = pcie_port_payload_mbps(p, &gen, &width);
+		if (!m) {
+			trained = 0;
+			break;
+		}
+		if (p == 0)
+			first = m;
+		sum += m;
+		printf("  SSD link %d     : Gen%d x%d as trained, %lu MB/s of completion payload (MPS %d)\n", p, gen, width,
+			(unsigned long)m, pcie_devs[p].mps ? pcie_devs[p].mps : LITEREC_LINK_MPS);
+	}
+	if (trained) {
+		link_mbps  = first;
+		links_mbps = sum;
+	}
+#else
+	trained = 0;
+#endif
+	if (!trained)
+		printf("  SSD links      : not all trained (nvme_init trains them): the build's Gen%d x%d, %d MB/s each\n",
+			LITEREC_LINK_GEN, LITEREC_LINK_WIDTH, LITEREC_LINK_MBPS);
+	/* A byte that goes through the DRAM ring crosses the DRAM twice: that ring's ceiling is half the peak
+	 * (with on-chip slots only the bytes the drives have not taken go there). */
+	printf("  DRAM bandwidth : %d MB/s peak; the DRAM ring carries %d MB/s at most (each byte crosses it twice)\n",
 		LITEREC_DRAM_PEAK_MBPS, LITEREC_DRAM_CEILING_MBPS);
-	printf("  SSD links      : %d x Gen%d x%d, %d MB/s each, %d MB/s in all: %s\n",
-		LITEREC_SSD_PORTS, LITEREC_LINK_GEN, LITEREC_LINK_WIDTH, LITEREC_LINK_MBPS, LITEREC_LINKS_MBPS,
-		LITEREC_LINKS_MBPS > LITEREC_DRAM_CEILING_MBPS ? "bound by the DRAM" : "within the DRAM ceiling");
+	printf("  budget         : %lu MB/s of SSD links in all: %s\n", (unsigned long)links_mbps,
+		links_mbps <= LITEREC_DRAM_CEILING_MBPS ? "within the DRAM ring's ceiling" :
+#ifdef RECORDER_STAGING_SLOTS
+		"above the DRAM ring's ceiling (the on-chip slots carry the steady state; the DRAM takes spills)"
+#else
+		"bound by the DRAM"
+#endif
+		);
 #endif
 	printf("RESULT name=rec_info sys_clk_hz=%lu dram_bytes=%lu ssd_ports=%d chunk_bytes=%lu pcie_data_width=%d",
 		(unsigned long)CONFIG_CLOCK_FREQUENCY,
@@ -51,9 +86,9 @@ static void rec_info_handler(int nb_params, char **params)
 #endif
 		LITEREC_SSD_PORTS, (unsigned long)LITEREC_CHUNK_SIZE, LITEREC_PCIE_DATA_WIDTH);
 #ifdef LITEREC_DRAM_PEAK_MBPS
-	printf(" dram_peak_mbps=%d dram_ceiling_mbps=%d link_mbps=%d links_mbps=%d dram_bound=%d",
-		LITEREC_DRAM_PEAK_MBPS, LITEREC_DRAM_CEILING_MBPS, LITEREC_LINK_MBPS, LITEREC_LINKS_MBPS,
-		LITEREC_LINKS_MBPS > LITEREC_DRAM_CEILING_MBPS);
+	printf(" dram_peak_mbps=%d dram_ceiling_mbps=%d link_mbps=%lu links_mbps=%lu links_trained=%d dram_bound=%d",
+		LITEREC_DRAM_PEAK_MBPS, LITEREC_DRAM_CEILING_MBPS, (unsigned long)link_mbps, (unsigned long)links_mbps,
+		trained, links_mbps > LITEREC_DRAM_CEILING_MBPS);
 #endif
 #ifdef RECORDER_STAGING_SLOTS
 	printf(" onchip_slots=%d staging_bytes=%lu", RECORDER_STAGING_SLOTS*LITEREC_SSD_PORTS,

@@ -112,6 +112,34 @@ void pcie_link_status(int port, int *up, int *gen, int *width, int *ltssm)
 	if (ltssm) *ltssm = (v >> CSR_PCIE0_LINK_LTSSM_OFFSET) & 63;
 }
 
+#ifdef LITEREC_LINK_MPS
+uint32_t pcie_link_payload_mbps(int gen, int width, int mps)
+{
+	static const uint32_t lane_kbps[] = {0, LITEREC_LANE_KBPS_GEN1, LITEREC_LANE_KBPS_GEN2,
+		LITEREC_LANE_KBPS_GEN3, LITEREC_LANE_KBPS_GEN4};
+	uint64_t kbps;
+	if (gen < 1 || gen > 4 || width < 1)
+		return 0;
+	if (mps <= 0)
+		mps = LITEREC_LINK_MPS;
+	kbps = (uint64_t)width*lane_kbps[gen]*mps/(mps + LITEREC_CPLD_OVERHEAD);
+	if (kbps/1000 > LITEREC_DATAPATH_MBPS)
+		return LITEREC_DATAPATH_MBPS;
+	return kbps/1000;
+}
+
+uint32_t pcie_port_payload_mbps(int port, int *gen, int *width)
+{
+	int up, g, w;
+	pcie_link_status(port, &up, &g, &w, NULL);
+	if (gen)   *gen = g;
+	if (width) *width = w;
+	if (!up)
+		return 0;
+	return pcie_link_payload_mbps(g, w, pcie_devs[port].mps);
+}
+#endif
+
 int pcie_link_up(int port)
 {
 	int up;

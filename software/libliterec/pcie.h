@@ -57,6 +57,13 @@ void pcie_set_perst(int port, int asserted);
 int  pcie_wait_link(int port, uint32_t timeout_us);
 void pcie_set_dma(int port, int enable, int mps_bytes);
 int  pcie_root_mps(int port);
+/* Payload MB/s an SSD reads over a link of this generation and width with completions of mps bytes
+ * (0: the build's LITEREC_LINK_MPS), capped by the TLP datapath: soc/recorder_soc.py's
+ * link_payload_rate with its exported constants. 0 for a generation the table does not have. */
+uint32_t pcie_link_payload_mbps(int gen, int width, int mps);
+/* The same for port's link as trained now (its enumerated MPS once pcie_scan/nvme_init ran);
+ * 0 when the link is down. */
+uint32_t pcie_port_payload_mbps(int port, int *gen, int *width);
 
 /* Requests (bus/dev/fn of Type-0 configuration requests; reg = byte offset, dword aligned). */
 int pcie_cfg_read(int port, int bus, int dev, int fn, int reg, uint32_t *val);
