@@ -53,6 +53,7 @@ bench: $(STAMP)
 	$(PYTHON) test/bench_ssd_model.py --curves
 	$(PYTHON) test/bench_system.py $(BENCHARGS)
 	$(PYTHON) -m pytest -q -p no:cacheprovider test/bench_board_dram.py
+	$(PYTHON) test/bench_board_dram.py --mib 32 $(BOARDDRAMARGS)
 
 # Simulation speed: boot, nvme_init, record and replay 256 MiB on the `ideal` drive; prints
 # RESULT name=sim_speed (modeled cycles, wall seconds, cycles per second). THREADS=n: model threads.
