@@ -96,7 +96,7 @@ def _record(n_ports=1, onchip=2, dram_slots=4, words=80, seed=1, spill=1, strict
     h.dram = {}
     rec, src = h.rec, h.rec.inputs[0]
     disk, log, kept, got = {}, [], [], {}
-    snaps = []
+    snaps, commits = [], []
     def gen():
         yield rec.direction.eq(DIR_RECORD)
         yield rec.mode.eq(mode)
@@ -141,6 +141,7 @@ def _record(n_ports=1, onchip=2, dram_slots=4, words=80, seed=1, spill=1, strict
             bi, kp, dr = (yield a.bytes_in), (yield a.kept), (yield a.dropped)
             assert bi == kp + dr, (c, bi, kp, dr)
             snaps.append(((yield rec.level_onchip), (yield rec.level_dram)))
+            commits.append(((yield rec.ring.committed), (yield rec.released), len(log)))
             if (yield rec.done):
                 break
         got["cycles"] = c
@@ -156,7 +157,32 @@ def _record(n_ports=1, onchip=2, dram_slots=4, words=80, seed=1, spill=1, strict
         for p in range(n_ports)] + dram_model(h, h.dram)
     run_simulation(h, gens)
     got["snaps"] = snaps
+    got["commits"] = commits
+    got["lead_chunks"] = h.rec.ring.lead_chunks
     return got, disk, log, kept
+
+def _check_committed(got, log, n_ports):
+    """The committed count never passes a chunk whose write has not completed (the completions
+    logged so far, chunk = row x ports + port) and ends at every chunk. Returns how often it was
+    below the count of released slots (chunks written out of order)."""
+    done, prefix, seen, behind, committed, lead = set(), 0, 0, 0, 0, 0
+    for c_now, released, n_log in got["commits"]:
+        for l in log[seen:n_log]:
+            k = l[3]*n_ports + l[2]
+            if l[0] == "cpl":
+                done.add(k)
+            else:
+                # A write goes out within the ring's window of the first chunk not yet written.
+                lead = max(lead, k - committed)
+                assert k - committed < got["lead_chunks"], (k, committed)
+        seen, committed = n_log, c_now
+        while prefix in done:
+            prefix += 1
+        assert committed <= prefix, (committed, prefix)
+        behind += committed < released
+    assert got["commits"][-1][0] == got["released"]
+    got["lead"] = lead
+    return behind
 
 def _expected_chunks(kept, n_chunks):
     data = kept + [0]*(n_chunks*CHUNK_WORDS - len(kept))
@@ -182,6 +208,27 @@ def test_a_slow_drive_spills_to_dram_and_every_chunk_lands_at_its_lba(n_ports, s
     order = [lba*n_ports + p for p, lba in cpls]
     assert order != sorted(order)
     assert got["bytes_in"] == got["kept"] == 4*120 and got["dropped"] == 0
+    # On-chip chunks are written ahead of older DRAM chunks; the committed count stays at the
+    # first chunk not yet written.
+    reqs = [(l[3]*n_ports + l[2], l[4]) for l in log if l[0] == "req"]
+    ahead = [(k, j) for i, (k, kind) in enumerate(reqs) if kind == "oc"
+        for j, kind2 in reqs[i + 1:] if kind2 == "dram" and j < k]
+    assert ahead, reqs
+    assert _check_committed(got, log, n_ports) > 0
+
+def test_the_on_chip_walk_stays_in_the_rings_window_while_the_dram_backlog_waits():
+    """A drive slower than the input for the whole recording (200 chunks): the DRAM backlog waits
+    while on-chip chunks are written; the on-chip walk runs up to the ring's window ahead of the
+    first chunk not yet written, then the backlog goes out. Every chunk at its LBA, committed
+    never past a chunk not written."""
+    got, disk, log, kept = _record(n_ports=1, seed=11, words=800, p_complete=0.12, last_lba=1023, cycles=40000)
+    assert got["status"] == STATUS_STOPPED and got["released"] == 200, got
+    for k, words in enumerate(_expected_chunks(kept, 200)):
+        assert disk[(0, k)] == words, k
+    assert _check_committed(got, log, 1) > 0
+    # The walks' lead is lead_chunks // ports - 1 rows (one row of margin for rows begun): one port,
+    # a chunk per row, chunks up to lead_rows - 1 past the first not written.
+    assert got["lead"] == got["lead_chunks"] - 2, (got["lead"], got["lead_chunks"])
 
 def test_without_spill_the_dram_tier_is_never_used():
     got, disk, log, kept = _record(n_ports=1, seed=5, words=64, spill=0, p_complete=0.15)
@@ -216,9 +263,12 @@ def test_drop_policy_with_both_tiers_full_counts_every_byte_and_comes_back_on_ch
     kinds = [l[4] for l in log if l[0] == "req"]
     first_drop = next(i for i, (a, b) in enumerate(zip([0] + kept, kept)) if b != a + 1)
     assert "dram" in kinds and "oc" in kinds[first_drop//CHUNK_WORDS + 1:], "".join(k[0] for k in kinds)
-    # Kept bytes of the DRAM chunks (requests go out in chunk order; the last chunk may be padded).
+    # Kept bytes of the DRAM chunks (the last chunk may be padded).
+    tier = {l[3]*n_ports + l[2]: l[4] for l in log if l[0] == "req"}
+    assert sorted(tier) == list(range(n))
     assert got["bytes_spilled"] == 4*sum(min(CHUNK_WORDS, len(kept) - CHUNK_WORDS*k)
-        for k, kind in enumerate(kinds) if kind == "dram")
+        for k in range(n) if tier[k] == "dram")
+    _check_committed(got, log, n_ports)
     assert max(o for o, d in got["snaps"]) == 2*n_ports and max(d for o, d in got["snaps"]) == 4
 
 def test_a_ring_with_trigger_across_a_spill_keeps_the_last_chunks_of_each_row():

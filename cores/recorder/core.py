@@ -326,7 +326,29 @@ class RecorderCore(LiteXModule):
             ring.fill_port.eq(fw.port),
             striper.chunk_oc.eq(ring.req_oc), striper.chunk_id.eq(ring.req_id), striper.oc_adr.eq(ring.req_adr),
             ring.mark.eq(striper.mark), ring.mark_id.eq(striper.mark_id),
+            ring.data_fire.eq(striper.data_fire), ring.data_id.eq(striper.data_id),
+            ring.data_chunk.eq(striper.data_chunk),
+            # Record: the striper's walks and the tiers of their chunks.
+            ring.walk_chunk.eq(striper.walk_count), ring.walk_move.eq(striper.walker.advance),
+            ring.oc_chunk_n.eq(striper.oc_count), ring.oc_move.eq(striper.oc_walker.advance),
+            striper.walk_known.eq(ring.walk_known), striper.walk_oc.eq(ring.walk_oc),
+            striper.oc_known.eq(ring.oc_known), striper.oc_chunk.eq(ring.oc_placed),
+            striper.oc_id.eq(ring.req_id), striper.oc_slot_adr.eq(ring.req_adr),
+            striper.commit_rows.eq(rel.rows),
         ]
+        # The walks' lead (rows) over the first chunk not yet written: the ring's window; in ring mode
+        # also the region less the trims (a row is written again, or trimmed, once its previous lap
+        # was written). At least 1: the row of that chunk.
+        lead_most = ring.lead_chunks//n_ports - 1
+        ring_lead = Signal(CHUNK_BITS)
+        self.comb += ring_lead.eq(check.rows - self.trim_rows)
+        self.sync += If((self.mode == MODE_RING) & (check.rows <= self.trim_rows),
+            striper.lead_rows.eq(1),
+        ).Elif((self.mode == MODE_RING) & (ring_lead < lead_most),
+            striper.lead_rows.eq(ring_lead),
+        ).Else(
+            striper.lead_rows.eq(lead_most),
+        )
 
         # Control ----------------------------------------------------------------------------------
         restart  = self.restart   # Pulse: every layer restarts (after the check, before the run).
@@ -410,6 +432,7 @@ class RecorderCore(LiteXModule):
             )
         )
         fsm.act("END",
+            ring.ended.eq(1),
             NextValue(self.done, 1),
             NextState("IDLE")
         )
@@ -543,14 +566,15 @@ class RecorderCore(LiteXModule):
             If(replay,
                 striper.more.eq((striper.requested != self.chunks) & ring.read_room),
             ).Else(
-                striper.more.eq(striper.requested != writer.filled),
+                striper.more.eq(striper.walk_count != writer.filled),
+                striper.oc_more.eq((striper.oc_count != writer.filled) if self.staging_slots else 0),
             ),
             striper.enable.eq(fsm.ongoing("RUN")),
             ring.run.eq(fsm.ongoing("RUN")),
             reader.enable.eq(replay & fsm.ongoing("RUN") & ~striper.error & ~self.abort),
             reader.flush.eq(striper.error),
             self.released.eq(ring.released),
-            acct.committed.eq(self.released),
+            acct.committed.eq(Mux(replay, self.released, ring.committed)),
             acct.level.eq(Mux(replay, striper.requested - reader.freed,
                 writer.filling + writer.partial - self.released)),
             self.overflow.eq(acct.overflow),
@@ -590,7 +614,7 @@ class RecorderCore(LiteXModule):
         freed_q   = Signal(CHUNK_BITS)
         self.sync += freed_q.eq(reader.freed)
         self.comb += [
-            rel_pulse.eq(Mux(replay, reader.freed != freed_q, ring.released_now)),
+            rel_pulse.eq(Mux(replay, reader.freed != freed_q, ring.commit_now)),
             rel.advance.eq(rel_pulse),
         ]
         self.sync += [
@@ -610,7 +634,7 @@ class RecorderCore(LiteXModule):
         ).Else(
             finished.eq((~in_open & ~writer.padding & writer.idle &
                 (((striper.requested == writer.filled) & (self.released == striper.requested) &
-                  striper.idle) | striper.error)))
+                  (ring.committed == striper.requested) & striper.idle) | striper.error)))
         )
         self.sync += If(fsm.ongoing("RUN") & replay & finished,
             self.status.eq(Mux(striper.error, close_status, STATUS_COMPLETE)))

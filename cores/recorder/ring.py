@@ -646,6 +646,10 @@ class Ring(LiteXModule):
         dw     = wr_port.data_width
         pbits  = max(bits_for(n_ports - 1), 1)
         tiered = banks is not None
+        # Chunks between the first one not yet written and the last one filled, at most: the slots
+        # of both tiers and as many written ahead (the on-chip walk's lead, see striping.py).
+        self.chunk_window = 2**bits_for(2*(slots + n_ports*staging_slots) + 2)
+        self.lead_chunks  = self.chunk_window - slots - n_ports*staging_slots - 2
         # Configuration (static during a run).
         self.replay       = Signal()
         self.ring_slots   = Signal(16)              # DRAM slots used (2 .. slots).
@@ -657,7 +661,9 @@ class Ring(LiteXModule):
         self.restart      = Signal()                # Pulse: a run begins.
         self.run          = Signal()                # The run is on: DRAM slots may be released.
         self.clear        = Signal()                # Pulse: clear the slot tracker (before a run) ...
-        self.clearing     = Signal()                # ... takes ring_slots cycles.
+        self.clearing     = Signal()                # ... takes ring_slots cycles (or the rest of the
+                                                    # chunk tracker's clear, see ``ended``).
+        self.ended        = Signal()                # Pulse: a run ended (the chunk tracker is cleared).
         # The striper's side.
         self.requested    = Signal(CHUNK_BITS)      # Data commands requested (chunk order) ...
         self.requested_dram = Signal(CHUNK_BITS)    # ... those of DRAM slots (the striper's pointer).
@@ -669,6 +675,19 @@ class Ring(LiteXModule):
         self.req_adr      = Signal(32)              # ... at this bus address.
         self.mark         = Signal()                # Pulse: the command ``mark_id`` completed.
         self.mark_id      = Signal(ID_BITS)
+        self.data_fire    = Signal()                # Record: a data command was taken ...
+        self.data_id      = Signal(ID_BITS)         # ... its id ...
+        self.data_chunk   = Signal(CHUNK_BITS)      # ... and chunk.
+        # Record: the striper's two walks (see striping.py), the tiers of their chunks.
+        self.walk_chunk   = Signal(CHUNK_BITS)      # Chunk of the walk ...
+        self.walk_move    = Signal()                # ... moves on (pulse).
+        self.walk_known   = Signal()                # Its tier is known ...
+        self.walk_oc      = Signal()                # ... on-chip.
+        self.oc_chunk_n   = Signal(CHUNK_BITS)      # Chunk of the on-chip walk ...
+        self.oc_move      = Signal()                # ... moves on (pulse).
+        self.oc_known     = Signal()                # Its tier is known ...
+        self.oc_placed    = Signal()                # ... on-chip ...
+        self.oc_req_id    = Signal(ID_BITS - 2)     # ... in this slot.
         # Status.
         self.staged       = Signal()                # Replay through on-chip slots.
         self.read_room    = Signal()                # Replay: a slot is free to read the next chunk into.
@@ -676,6 +695,8 @@ class Ring(LiteXModule):
         self.released_now = Signal()                # Record: a slot is released this cycle.
         self.level_onchip = Signal(CHUNK_BITS)      # Chunks in on-chip slots ...
         self.level_dram   = Signal(CHUNK_BITS)      # ... and in DRAM slots (filling included).
+        self.committed    = Signal(CHUNK_BITS)      # Record: chunks written, in order (no gap before them) ...
+        self.commit_now   = Signal()                # ... one more this cycle.
 
         # # #
 
@@ -698,7 +719,7 @@ class Ring(LiteXModule):
             tracker.ptr.chunk_bytes.eq(self.chunk_bytes),
             writer.ring_slots.eq(self.ring_slots), writer.chunk_words.eq(self.chunk_words),
             reader.chunk_words.eq(self.chunk_words),
-            tracker.clear.eq(self.clear), self.clearing.eq(tracker.clearing),
+            tracker.clear.eq(self.clear),
             tracker.ptr.restart.eq(restart),
             writer.restart.eq(restart),
             reader.restart.eq(restart),
@@ -720,13 +741,15 @@ class Ring(LiteXModule):
         ]
         if tiered:
             sb, gb = onchip.sbits, onchip.gbits
-            # Placement of every chunk in flight (on-chip?, slot id), by chunk number: written by the
-            # writer (record) or at the request (replay), read at the request (record) or by the reader.
-            pdepth = 2**bits_for(slots + n_ports*staging_slots)
+            # Placement of every chunk in the window (on-chip?, slot id), by chunk number: written by
+            # the writer (record) or at the request (replay), read by the striper's walks (record) or
+            # by the reader (replay).
+            pdepth = self.chunk_window
             pmem = Memory(1 + gb, pdepth)
             pwr  = pmem.get_port(write_capable=True)
             prd  = pmem.get_port(mode=READ_FIRST)   # (A placement is read cycles after it was written.)
-            self.specials += pmem, pwr, prd
+            prd2 = pmem.get_port(mode=READ_FIRST)   # Record: the on-chip walk's chunk.
+            self.specials += pmem, pwr, prd, prd2
             rd_chunk = Signal(CHUNK_BITS)       # Replay: chunk the reader reads (staged).
             # (A flip-flop: configuration, static from the start's check to the end of the run.)
             self.sync += staged.eq(replay & (self.onchip_slots != 0))
@@ -742,22 +765,30 @@ class Ring(LiteXModule):
                 ).Else(
                     pwr.we.eq(writer.place_we), pwr.adr.eq(writer.place_adr),
                     pwr.dat_w.eq(Cat(writer.place_oc, writer.place_id)),
-                    prd.adr.eq(self.requested),
+                    prd.adr.eq(self.walk_chunk),
                 ),
                 Cat(p_oc, p_id).eq(prd.dat_r),
+                prd2.adr.eq(self.oc_chunk_n),
+                Cat(self.oc_placed, self.oc_req_id).eq(prd2.dat_r),
                 # Completions of on-chip slots: record, the slot is free; replay, its data is there.
                 oc_rel.eq(~replay & mark_oc),
                 onchip.mark.eq(replay & mark_oc), onchip.mark_id.eq(self.mark_id[:gb]),
                 onchip.release[0].eq(Mux(replay, reader.oc_free, oc_rel)),
                 onchip.release_id[0].eq(Mux(replay, reader.oc_free_id, self.mark_id[:gb])),
             ]
-            # Requests: the chunk's on-chip slot (its bank is the chunk's port) or the DRAM ring.
+            # Requests: the chunk's on-chip slot (its bank is the chunk's port: replay, the slot taken
+            # now; record, the on-chip walk's) or the DRAM ring (record: the walk's chunks).
             req_id = Signal(gb)
             off_b, off_b_case, off_b_mult = slot_offset(req_id[:sb], self.chunk_bytes, staging_slots)
             self.sync += off_b_mult
+            # The walks' placements are read one cycle after their chunk changed.
+            fresh_w, fresh_oc = Signal(), Signal()
+            self.sync += [fresh_w.eq(~(restart | self.walk_move)), fresh_oc.eq(~(restart | self.oc_move))]
             self.comb += [
-                self.req_oc.eq(Mux(replay, staged, p_oc)),
-                req_id.eq(Mux(replay, onchip.slot, p_id)),
+                self.walk_known.eq(fresh_w), self.walk_oc.eq(p_oc),
+                self.oc_known.eq(fresh_oc),
+                self.req_oc.eq(staged),
+                req_id.eq(Mux(replay, onchip.slot, self.oc_req_id)),
                 self.req_id.eq(req_id),
                 off_b_case,
                 self.req_adr.eq(Array(C(b.base, 32) for b in banks)[req_id[sb:]] + off_b),
@@ -785,7 +816,8 @@ class Ring(LiteXModule):
                 self.comb += b.replay.eq(replay)
             room_oc = onchip.free
         else:
-            self.comb += [reader.done.eq(tracker.done), reader.slot_word.eq(tracker.ptr.word)]
+            self.comb += [reader.done.eq(tracker.done), reader.slot_word.eq(tracker.ptr.word),
+                self.walk_known.eq(1)]
             room_oc = 0
         self.comb += [
             # Replay: a free slot may be read into.
@@ -807,3 +839,42 @@ class Ring(LiteXModule):
         ]
         # Releases of both tiers (one per cycle at most): the DRAM tier's count plus the on-chip one's.
         self.sync += If(restart, rel_count.eq(0)).Elif(release | oc_rel, rel_count.eq(rel_count + 1))
+
+        # Record: chunks written in order (the catalog's length, WRITE_ADDR_LAST), while the on-chip
+        # walk writes ahead of the DRAM backlog. Every data command's chunk is kept by its slot (a tag:
+        # the chunk's number modulo 2 x ``chunk_window``); a completion marks its chunk in a chunk
+        # tracker (``commit``: chunk number modulo ``chunk_window``, lap parity), walked in order. The
+        # striper keeps its walks within ``chunk_window`` chunks of the walk (``lead_rows``).
+        cw   = self.chunk_window
+        tbits = log2_int(cw) + 1
+        dbits = bits_for(slots - 1)
+        self.commit = commit = SlotTracker(cw, id_bits=tbits)
+        n_tags = slots + (n_ports << onchip.sbits if tiered else 0)
+        tmem = Memory(tbits, n_tags)
+        twr  = tmem.get_port(write_capable=True)
+        trd  = tmem.get_port(mode=READ_FIRST)   # (A tag is read long after it was written.)
+        self.specials += tmem, twr, trd
+        def tag_index(i):
+            if not tiered:
+                return i[:dbits]
+            return Mux(i[log2_int(ONCHIP_ID)], slots + i[:onchip.gbits], i[:dbits])
+        mark_q = Signal()
+        tag_we, tag_id, tag_chunk = Signal(), Signal(ID_BITS), Signal(tbits)
+        self.sync += [      # (Written one cycle after the request: its completion comes much later.)
+            tag_we.eq(~replay & self.data_fire), tag_id.eq(self.data_id), tag_chunk.eq(self.data_chunk[:tbits]),
+        ]
+        self.comb += [
+            twr.we.eq(tag_we), twr.adr.eq(tag_index(tag_id)), twr.dat_w.eq(tag_chunk),
+            trd.adr.eq(tag_index(self.mark_id)),
+            commit.ring_slots.eq(cw),
+            # Cleared after every run (chunk_window cycles, while the recorder is idle; the memory is
+            # clear at configuration): a start does not wait for it.
+            commit.clear.eq(self.ended),
+            commit.mark.eq(mark_q), commit.mark_id.eq(trd.dat_r),
+            commit.ptr.restart.eq(restart),
+            commit.ptr.advance.eq(~replay & commit.done),
+            self.committed.eq(commit.ptr.count),
+            self.commit_now.eq(commit.ptr.advance),
+        ]
+        self.sync += mark_q.eq(~replay & self.mark)
+        self.comb += self.clearing.eq(tracker.clearing | commit.clearing)

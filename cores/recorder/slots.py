@@ -25,7 +25,7 @@ from literecorder.cores.recorder.common import ID_BITS, CHUNK_BITS
 class RingPointer(LiteXModule):
     """A chunk of the ring, walked in order: its number ``count``, ``slot`` and lap ``parity``, the
     slot's offset in DRAM words (``word``) and in bytes (``byte``), and the command ``id``."""
-    def __init__(self, slots, word_bits=32):
+    def __init__(self, slots, word_bits=32, id_bits=ID_BITS):
         sbits = bits_for(slots - 1)
         # Configuration.
         self.ring_slots  = Signal(sbits + 1)
@@ -40,11 +40,12 @@ class RingPointer(LiteXModule):
         self.parity = Signal()
         self.word   = Signal(word_bits)
         self.byte   = Signal(32)
-        self.id     = Signal(ID_BITS)
+        self.id     = Signal(id_bits)
 
         # # #
 
-        self.comb += self.id.eq(Cat(self.slot, Constant(0, ID_BITS - 1 - sbits), self.parity))
+        self.comb += self.id.eq(Cat(self.slot, *([Constant(0, id_bits - 1 - sbits)] if id_bits - 1 > sbits else []),
+            self.parity))
         self.sync += If(self.restart,
             self.count.eq(0), self.slot.eq(0), self.parity.eq(0), self.word.eq(0), self.byte.eq(0),
         ).Elif(self.advance,
@@ -65,10 +66,15 @@ class SlotTracker(LiteXModule):
     ----------
     slots : int
         Ring slots at most (the memory depth); fewer may be used (``ring_slots``).
+    id_bits : int
+        Width of ``mark_id`` (the lap parity is its top bit). With the commands' ids (``ID_BITS``)
+        bit 14 tells on-chip slots apart: fewer than 2**14 slots; a tracker of its own ids (the
+        ring's chunk tracker) may use 2**(id_bits - 1).
     """
-    def __init__(self, slots):
-        if slots < 2 or slots >= 2**(ID_BITS - 2):
-            raise ValueError(f"SlotTracker: {slots} slots: 2 to {2**(ID_BITS - 2) - 1} are allowed")
+    def __init__(self, slots, id_bits=ID_BITS):
+        most = 2**(ID_BITS - 2) - 1 if id_bits == ID_BITS else 2**(id_bits - 1)
+        if slots < 2 or slots > most:
+            raise ValueError(f"SlotTracker: {slots} slots: 2 to {most} are allowed")
         sbits = bits_for(slots - 1)
         self.ring_slots = Signal(sbits + 1)    # Slots in use (2 .. slots).
         # Clear (before a recording).
@@ -76,9 +82,9 @@ class SlotTracker(LiteXModule):
         self.clearing   = Signal()
         # Completions.
         self.mark       = Signal()             # Pulse: the command of `mark_id` completed.
-        self.mark_id    = Signal(ID_BITS)      # Lap parity (bit 15) and slot.
+        self.mark_id    = Signal(id_bits)      # Lap parity (top bit) and slot.
         # In-order walk (a ring pointer of the owner: restart/advance drive it).
-        self.ptr        = ptr = RingPointer(slots)
+        self.ptr        = ptr = RingPointer(slots, id_bits=id_bits)
         self.done       = Signal()             # The walk's chunk has completed.
 
         # # #
@@ -103,7 +109,7 @@ class SlotTracker(LiteXModule):
             wr.we.eq(1),
         ).Else(
             wr.adr.eq(self.mark_id[:sbits]),
-            wr.dat_w.eq(Cat(self.mark_id[ID_BITS - 1], 1)),
+            wr.dat_w.eq(Cat(self.mark_id[id_bits - 1], 1)),
             wr.we.eq(self.mark),
         )
 

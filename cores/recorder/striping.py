@@ -31,7 +31,7 @@ from litex.soc.interconnect import stream
 
 from literecorder.cores.nvme.common import (request_layout, completion_layout,
     OP_READ, OP_WRITE, OP_FLUSH, OP_DEALLOCATE, NVME_STATUS_TIMEOUT)
-from literecorder.cores.recorder.common import CHUNK_BITS, ID_BITS, TRIM_BITS, bit
+from literecorder.cores.recorder.common import CHUNK_BITS, ID_BITS, ONCHIP_ID, TRIM_BITS, bit
 from literecorder.cores.recorder.slots import RingPointer
 
 # Stripe walker ------------------------------------------------------------------------------------
@@ -116,11 +116,22 @@ class CompletionMerge(LiteXModule):
 class Striper(LiteXModule):
     """Issues the recorder's NVMe commands on ``n_ports`` queue engines and collects completions.
 
-    Data commands: ``more`` (comb) says whether the next chunk may be requested (record: its data
-    is in its slot; replay: a free slot); each request reads/writes the chunk's slot at its port's
-    LBA, with the slot's id: an on-chip slot (``chunk_oc``: ``oc_adr``, id ``ONCHIP_ID | chunk_id``)
-    or the next slot of the DRAM ring pointer ``ptr`` (``ring_bus`` + slot offset, lap parity and slot).
-    ``ring_bus`` is the DRAM ring's start as the SSDs address it, fixed at build time.
+    Data commands: ``more`` (comb) says whether the chunk of the walk (``walker``, chunk
+    ``walk_count``) may be requested (record: its data is in its slot; replay: a free slot); each
+    request reads/writes the chunk's slot at its port's LBA, with the slot's id: an on-chip slot
+    (``chunk_oc``: ``oc_adr``, id ``ONCHIP_ID | chunk_id``) or the next slot of the DRAM ring pointer
+    ``ptr`` (``ring_bus`` + slot offset, lap parity and slot). ``ring_bus`` is the DRAM ring's start
+    as the SSDs address it, fixed at build time.
+
+    Record with on-chip slots: two walks over the chunks. The walk ``walker`` writes the chunks in
+    DRAM slots and passes over those in on-chip slots (``walk_oc``); the walk ``oc_walker`` (chunk
+    ``oc_count``) writes the chunks in on-chip slots (``oc_more``, ``oc_chunk``, ``oc_id``, ``oc_slot_adr``)
+    and passes over the others. The on-chip walk goes first: chunks that arrived after the drives
+    fell behind are written from on-chip memory ahead of the DRAM backlog, and the DRAM carries only
+    what the drives did not take. Each walk stays within ``lead_rows`` rows of the first chunk not
+    yet written (``commit_rows``: the ring's window of chunks in flight; in ring mode, a row is not
+    written again before its previous lap completed, nor trimmed). Trims run ahead of the walk
+    that is further.
     """
     def __init__(self, n_ports, slots, ring_bus=0):
         if not (isinstance(ring_bus, int) and 0 <= ring_bus < 2**32):
@@ -135,17 +146,30 @@ class Striper(LiteXModule):
         self.max_inflight = Signal(16)
         self.trim_rows    = Signal(TRIM_BITS)  # Trim ahead distance in rows (0: no trim).
         self.region_rows  = Signal(CHUNK_BITS) # Rows of the region (trims stay inside it).
+        self.lead_rows    = Signal(CHUNK_BITS) # Record: rows a walk may be ahead of ``commit_rows`` (>= 1).
         # Control.
         self.restart      = Signal()
         self.enable       = Signal()           # Data commands may be issued.
-        self.more         = Signal()           # The next chunk may be requested.
+        self.more         = Signal()           # The chunk of the walk may be requested (filled / room).
+        self.walk_known   = Signal(reset=1)    # Record: the tier of the walk's chunk is known ...
+        self.walk_oc      = Signal()           # ... it is in an on-chip slot (the on-chip walk writes it).
+        self.oc_more      = Signal()           # Record: the chunk of the on-chip walk is filled ...
+        self.oc_known     = Signal()           # ... its tier is known ...
+        self.oc_chunk     = Signal()           # ... it is in an on-chip slot ...
+        self.oc_id        = Signal(ID_BITS - 2)  # ... this one ...
+        self.oc_slot_adr  = Signal(32)         # ... at this bus address.
+        self.commit_rows  = Signal(CHUNK_BITS) # Record: rows before the first chunk not yet written.
         self.flush        = Signal()           # Pulse: flush every enabled port.
         self.chunk_oc     = Signal()           # The next chunk is in an on-chip slot ...
         self.chunk_id     = Signal(ID_BITS - 2)  # ... this one (global id) ...
         self.oc_adr       = Signal(32)         # ... at this bus address.
-        self.data_fire    = Signal()           # Pulse: a data command was taken.
+        self.data_fire    = Signal()           # Pulse: a data command was taken ...
+        self.data_id      = Signal(ID_BITS)    # ... its id ...
+        self.data_chunk   = Signal(CHUNK_BITS) # ... and chunk.
         # Status.
         self.requested    = Signal(CHUNK_BITS) # Data commands issued (chunks; ptr counts the DRAM ones).
+        self.walk_count   = Signal(CHUNK_BITS) # Chunk of the walk (``walker``) ...
+        self.oc_count     = Signal(CHUNK_BITS) # ... and of the on-chip walk (``oc_walker``).
         self.completed    = Signal(CHUNK_BITS) # Data commands completed without error.
         self.idle         = Signal()           # Nothing in flight.
         self.flushed      = Signal()           # The flush completed on every port.
@@ -162,19 +186,23 @@ class Striper(LiteXModule):
 
         # # #
 
-        # Walkers: data chunks (with the ring pointer of the requests) and trim rows.
-        self.walker = walker = StripeWalker(n_ports)
-        self.tw     = tw     = StripeWalker(n_ports)
-        self.ptr    = ptr    = RingPointer(slots)
+        # Walkers: data chunks (with the ring pointer of the requests), on-chip chunks, trim rows.
+        self.walker    = walker    = StripeWalker(n_ports)
+        self.oc_walker = oc_walker = StripeWalker(n_ports)
+        self.tw        = tw        = StripeWalker(n_ports)
+        self.ptr       = ptr       = RingPointer(slots)
+        for w in (oc_walker, tw):
+            self.comb += [
+                w.mask.eq(walker.mask),
+                w.first_lba.eq(walker.first_lba),
+                w.last_lba.eq(walker.last_lba),
+                w.start_lba.eq(walker.start_lba),
+                w.start_port.eq(walker.start_port),
+                w.chunk_blocks.eq(walker.chunk_blocks),
+                w.restart.eq(self.restart),
+            ]
         self.comb += [
-            tw.mask.eq(walker.mask),
-            tw.first_lba.eq(walker.first_lba),
-            tw.last_lba.eq(walker.last_lba),
-            tw.start_lba.eq(walker.start_lba),
-            tw.start_port.eq(walker.start_port),
-            tw.chunk_blocks.eq(walker.chunk_blocks),
             walker.restart.eq(self.restart),
-            tw.restart.eq(self.restart),
             ptr.restart.eq(self.restart),
         ]
 
@@ -215,14 +243,50 @@ class Striper(LiteXModule):
         flush_pend = Signal()
         trim_due   = Signal()
         data_ok    = Signal()
+        want_w     = Signal()     # The walk's chunk may be written/read now ...
+        want_oc    = Signal()     # ... the on-chip walk's.
+        use_oc     = Signal()     # DATA: the on-chip walk's chunk is offered.
+        pass_w     = Signal()     # Record: the walk passes over an on-chip chunk ...
+        pass_oc    = Signal()     # ... the on-chip walk over a DRAM chunk.
+        # From registers: the walks' lead over the first chunk not yet written (void in the cycle
+        # after the walk moved: commit_rows only grows), the trims' lead over the walks.
+        lead_w     = Signal()
+        lead_oc    = Signal()
+        moved_w    = Signal()
+        moved_oc   = Signal()
+        ahead_w    = Signal()
+        ahead_oc   = Signal()
+        self.sync += [
+            lead_w.eq(walker.rows - self.commit_rows < self.lead_rows),
+            lead_oc.eq(oc_walker.rows - self.commit_rows < self.lead_rows),
+            moved_w.eq(walker.advance), moved_oc.eq(oc_walker.advance),
+            ahead_w.eq(tw.rows < walker.rows + self.trim_rows),
+            ahead_oc.eq(tw.rows < oc_walker.rows + self.trim_rows),
+        ]
+        trimmed_w  = Signal()
+        trimmed_oc = Signal()
+        # Record: a chunk of the DRAM backlog is written only while no on-chip chunk is: behind the
+        # drives, the drives take the on-chip chunks (an on-chip slot is free again as soon as its
+        # write completed) and the DRAM keeps only what they did not take; the backlog is written when
+        # the drives are ahead of the input (between on-chip chunks) or after it closed.
+        oc_inflight = Signal(8)
+        oc_idle     = Signal()
+        self.comb += oc_idle.eq(oc_inflight == 0)
         self.comb += [
             self.idle.eq((inflight == 0) & ~trim_busy & ~flush_pend & fsm.ongoing("IDLE")),
             # Trims run up to trim_rows rows ahead of the data, inside the region unless ring.
             trim_due.eq(self.enable & (self.trim_rows != 0) & ~self.replay & ~trim_busy & ~self.error &
-                (tw.rows < walker.rows + self.trim_rows) & (self.ring | (tw.rows < self.region_rows))),
+                (ahead_w | ahead_oc) & (self.ring | (tw.rows < self.region_rows))),
+            trimmed_w.eq((self.trim_rows == 0) | self.replay | (self.trimmed_rows > walker.rows)),
+            trimmed_oc.eq((self.trim_rows == 0) | (self.trimmed_rows > oc_walker.rows)),
+            # The walks: each writes the chunks of its tier and passes over the others.
+            pass_w.eq(~self.replay & self.more & self.walk_known & self.walk_oc),
+            pass_oc.eq(~self.replay & self.oc_more & self.oc_known & ~self.oc_chunk),
+            want_w.eq(self.more & (self.replay | (self.walk_known & ~self.walk_oc & lead_w & ~moved_w & oc_idle)) &
+                trimmed_w),
+            want_oc.eq(~self.replay & self.oc_more & self.oc_known & self.oc_chunk & lead_oc & ~moved_oc & trimmed_oc),
             # A data command: its row trimmed (if trimming), below the in-flight limit.
-            data_ok.eq(self.enable & self.more & ~self.error & (inflight < self.max_inflight) &
-                ((self.trim_rows == 0) | self.replay | (self.trimmed_rows > walker.rows))),
+            data_ok.eq(self.enable & ~self.error & (inflight < self.max_inflight) & (want_w | want_oc)),
         ]
         fsm.act("IDLE",
             If(flush_pend,
@@ -230,6 +294,7 @@ class Striper(LiteXModule):
             ).Elif(trim_due,
                 NextState("TRIM")
             ).Elif(data_ok,
+                NextValue(use_oc, want_oc),
                 NextState("DATA")
             )
         )
@@ -243,8 +308,8 @@ class Striper(LiteXModule):
         fire     = Signal()
         self.comb += [
             If(fsm.ongoing("DATA"),
-                sel.eq(walker.port), offer.eq(1),
-                cmd_op.eq(Mux(self.replay, OP_READ, OP_WRITE)), cmd_lba.eq(walker.lba),
+                sel.eq(Mux(use_oc, oc_walker.port, walker.port)), offer.eq(1),
+                cmd_op.eq(Mux(self.replay, OP_READ, OP_WRITE)), cmd_lba.eq(Mux(use_oc, oc_walker.lba, walker.lba)),
             ).Elif(fsm.ongoing("TRIM"),
                 sel.eq(cmd_port), offer.eq(bit(walker.mask, cmd_port)),
                 cmd_op.eq(OP_DEALLOCATE), cmd_lba.eq(tw.lba),
@@ -254,32 +319,48 @@ class Striper(LiteXModule):
             ),
             fire.eq(offer & Array(r.ready for r in self.req)[sel]),
         ]
+        cmd_adr = Signal(32)
+        self.comb += [
+            If(use_oc,
+                cmd_adr.eq(self.oc_slot_adr), self.data_id.eq(Cat(self.oc_id, C(1, 1), C(0, 1))),
+            ).Elif(self.chunk_oc,
+                cmd_adr.eq(self.oc_adr), self.data_id.eq(Cat(self.chunk_id, C(1, 1), C(0, 1))),
+            ).Else(
+                cmd_adr.eq(self.ring_bus + ptr.byte), self.data_id.eq(ptr.id),
+            ),
+            self.data_chunk.eq(Mux(use_oc, self.oc_count, self.walk_count)),
+        ]
         for i, r in enumerate(self.req):
             self.comb += [
                 r.valid.eq(offer & (sel == i)),
                 r.op.eq(cmd_op),
                 r.lba.eq(cmd_lba),
                 r.blocks.eq(walker.chunk_blocks),
-                r.adr.eq(Mux(self.chunk_oc, self.oc_adr, self.ring_bus + ptr.byte)),
-                r.id.eq(Mux(self.chunk_oc, Cat(self.chunk_id, C(1, 1), C(0, 1)), ptr.id)),
+                r.adr.eq(cmd_adr),
+                r.id.eq(self.data_id),
             ]
         data_fire = Signal()
         self.comb += [
             data_fire.eq(fsm.ongoing("DATA") & fire),
-            walker.advance.eq(data_fire),
-            ptr.advance.eq(data_fire & ~self.chunk_oc),
+            walker.advance.eq((data_fire & ~use_oc) | pass_w),
+            oc_walker.advance.eq((data_fire & use_oc) | pass_oc),
+            ptr.advance.eq(data_fire & ~use_oc & ~self.chunk_oc),
             self.data_fire.eq(data_fire),
         ]
         self.sync += If(self.restart,
-            self.requested.eq(0)
-        ).Elif(data_fire,
-            self.requested.eq(self.requested + 1)
-        )
-        # Commands in flight, counted (not requested - completed: two 48-bit counters on the scheduler's path).
-        self.sync += If(self.restart,
-            inflight.eq(0)
+            self.requested.eq(0), self.walk_count.eq(0), self.oc_count.eq(0),
         ).Else(
-            inflight.eq(inflight + data_fire - self.mark)
+            If(data_fire, self.requested.eq(self.requested + 1)),
+            If(walker.advance, self.walk_count.eq(self.walk_count + 1)),
+            If(oc_walker.advance, self.oc_count.eq(self.oc_count + 1)),
+        )
+        # Commands in flight, counted (not requested - completed: two 48-bit counters on the scheduler's path),
+        # and those of on-chip slots (record).
+        self.sync += If(self.restart,
+            inflight.eq(0), oc_inflight.eq(0),
+        ).Else(
+            inflight.eq(inflight + data_fire - self.mark),
+            oc_inflight.eq(oc_inflight + (data_fire & use_oc) - (self.mark & self.mark_id[log2_int(ONCHIP_ID)])),
         )
         fsm.act("DATA",
             If(fire, NextState("IDLE"))
