@@ -858,14 +858,19 @@ class Ring(LiteXModule):
             if not tiered:
                 return i[:dbits]
             return Mux(i[log2_int(ONCHIP_ID)], slots + i[:onchip.gbits], i[:dbits])
-        mark_q = Signal()
+        # The tag is written one cycle after the request (registers: no path from the slot allocation
+        # into the memory), a completion looks it up one cycle after it came (a completion may come
+        # in the cycle after its request), its chunk is marked the cycle after.
         tag_we, tag_id, tag_chunk = Signal(), Signal(ID_BITS), Signal(tbits)
-        self.sync += [      # (Written one cycle after the request: its completion comes much later.)
+        mark_d, mark_id_d, mark_q = Signal(), Signal(ID_BITS), Signal()
+        self.sync += [
             tag_we.eq(~replay & self.data_fire), tag_id.eq(self.data_id), tag_chunk.eq(self.data_chunk[:tbits]),
+            mark_d.eq(~replay & self.mark), mark_id_d.eq(self.mark_id),
+            mark_q.eq(mark_d),
         ]
         self.comb += [
             twr.we.eq(tag_we), twr.adr.eq(tag_index(tag_id)), twr.dat_w.eq(tag_chunk),
-            trd.adr.eq(tag_index(self.mark_id)),
+            trd.adr.eq(tag_index(mark_id_d)),
             commit.ring_slots.eq(cw),
             # Cleared after every run (chunk_window cycles, while the recorder is idle; the memory is
             # clear at configuration): a start does not wait for it.
@@ -876,5 +881,4 @@ class Ring(LiteXModule):
             self.committed.eq(commit.ptr.count),
             self.commit_now.eq(commit.ptr.advance),
         ]
-        self.sync += mark_q.eq(~replay & self.mark)
         self.comb += self.clearing.eq(tracker.clearing | commit.clearing)
