@@ -267,7 +267,11 @@ class RecordPort(LiteXModule):
 
         self.packer = packer = ClockDomainsRenamer(clock_domain)(_Packer(data_width, ring_width))
         if clock_domain == "sys":
-            self.fifo = fifo = stream.SyncFIFO(word_layout(ring_width), depth)
+            # Its last word in a register (``depth - 1`` words in the FIFO, one in ``out``): the
+            # recorder decides on each word (an end marker? room in the ring?) within the cycle, not
+            # behind the read of the FIFO's LUT memory.
+            self.fifo = fifo = stream.SyncFIFO(word_layout(ring_width), depth - 1)
+            self.out  = out  = stream.PipeValid(word_layout(ring_width))
             self.comb += [packer.drop.eq(self.drop), packer.clear.eq(self.clear)]
         else:
             self.fifo = fifo = _Crossing(word_layout(ring_width), clock_domain, "sys", depth)
@@ -275,10 +279,13 @@ class RecordPort(LiteXModule):
             self.clear_ps = ClockDomainsRenamer({"from": "sys", "to": clock_domain})(
                 PulseSynchronizer("from", "to"))
             self.comb += [self.clear_ps.i.eq(self.clear), packer.clear.eq(self.clear_ps.o)]
+        if clock_domain == "sys":
+            self.comb += [fifo.source.connect(out.sink), out.source.connect(self.source)]
+        else:
+            self.comb += fifo.source.connect(self.source)
         self.comb += [
             self.sink.connect(packer.sink),
             packer.source.connect(fifo.sink),
-            fifo.source.connect(self.source),
         ]
 
 # Replay port ----------------------------------------------------------------------------------------
