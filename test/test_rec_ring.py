@@ -323,3 +323,17 @@ def test_replay_goes_through_on_chip_slots_only_in_order(n_ports, seed):
     assert got["status"] == STATUS_COMPLETE and got["released"] == n
     assert got["bytes_spilled"] == 0 and got["peak_dram"] == 0 and got["peak_onchip"] == 2*n_ports
     assert all(l[4] == "oc" for l in log if l[0] == "req") and not h.dram
+
+def test_the_rings_window_holds_the_slots_and_two_rows_of_lead_in_every_build():
+    """The chunk window (placement and chunk trackers) holds every chunk in a slot and as many written
+    ahead, with at least two rows of lead for the walks (a build of many ports and few DRAM slots
+    included: a lead below one row would stop the walks)."""
+    from litedram.common import LiteDRAMNativePort
+    from literecorder.cores.recorder.core import RecorderCore
+    for n_ports, slots in ((1, 4), (4, 2), (8, 2), (8, 4), (2, 4096)):
+        wr = LiteDRAMNativePort("write", address_width=16, data_width=32)
+        rd = LiteDRAMNativePort("read",  address_width=16, data_width=32)
+        ring = RecorderCore(wr, rd, n_ports=n_ports, slots=slots).ring
+        w = ring.chunk_window
+        assert w & (w - 1) == 0 and w >= 2*slots + 2, (n_ports, slots, w)
+        assert ring.lead_chunks == w - slots - 2 and ring.lead_chunks//n_ports >= 2, (n_ports, slots, w)

@@ -648,8 +648,11 @@ class Ring(LiteXModule):
         tiered = banks is not None
         # Chunks between the first one not yet written and the last one filled, at most: the slots
         # of both tiers and as many written ahead (the on-chip walk's lead, see striping.py).
-        self.chunk_window = 2**bits_for(2*(slots + n_ports*staging_slots) + 2)
-        self.lead_chunks  = self.chunk_window - slots - n_ports*staging_slots - 2
+        # (At least two rows of lead for the walks, whatever the ports and the slots.)
+        held = slots + n_ports*staging_slots
+        self.chunk_window = 2**bits_for(max(2*held + 2, held + 2 + 2*n_ports))
+        self.lead_chunks  = self.chunk_window - held - 2
+        assert self.lead_chunks//n_ports >= 2
         # Configuration (static during a run).
         self.replay       = Signal()
         self.ring_slots   = Signal(16)              # DRAM slots used (2 .. slots).
