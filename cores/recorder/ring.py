@@ -884,4 +884,5 @@ class Ring(LiteXModule):
             self.committed.eq(commit.ptr.count),
             self.commit_now.eq(commit.ptr.advance),
         ]
-        self.comb += self.clearing.eq(tracker.clearing | commit.clearing)
+        # (A replay does not use the chunk tracker: it does not wait for its clear.)
+        self.comb += self.clearing.eq(tracker.clearing | (commit.clearing & ~replay))
