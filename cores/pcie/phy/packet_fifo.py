@@ -84,10 +84,11 @@ class PacketFIFO(LiteXModule):
         ofields = [getattr(source, name) for name, _ in description.payload_layout]
         width   = sum(len(f) for f in fields) + 1
 
-        self.specials.mem = mem = Memory(width, depth)
+        # Not an attribute: LiteX would map an attribute Memory into the CSR space.
+        mem    = Memory(width, depth)
         wrport = mem.get_port(write_capable=True)
         rdport = mem.get_port(has_re=True, mode=READ_FIRST) # Output register: holds while not ready.
-        self.specials += wrport, rdport
+        self.specials += mem, wrport, rdport
 
         # Pointers (one bit more than the address: full and empty differ).
         wr_ptr     = Signal(aw + 1) # Next beat written.
