@@ -39,7 +39,7 @@ CLOCKS = {
     "250-vs-125MHz":  (800, 400),   # 128-bit UltraScale Gen3 x4: 250 MHz user clock, 125 MHz sys.
 }
 
-# Two-clock simulation ------------------------------------------------------------------------------
+# Two-clock simulation -----------------------------------------------------------------------------
 
 class DatapathTop(LiteXModule):
     """The block under test with the ``sys`` and ``pcie`` clock domains."""

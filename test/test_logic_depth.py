@@ -137,7 +137,7 @@ def test_tiered_recorder_has_at_most_8_lut_levels_and_registered_dram_commands(t
     lv = max((v[0] for v in after.values() if v[2] == ready), default=0)
     assert 1 <= lv <= READY_LEVELS, f"{ready}: {lv} LUT levels into the recorder ({after})"
 
-# The UltraScale(+) root port's TLP datapath ---------------------------------------------------------
+# The UltraScale(+) root port's TLP datapath -------------------------------------------------------
 
 def test_us_root_port_datapath_has_at_most_8_lut_levels(tmp_path):
     """USRootPortDatapath as the UltraScale(+) PHYs build it at the boards' 256 bits: clock crossings,

@@ -47,7 +47,7 @@ MPS = 512 # The wrappers' default root_mps_cap: the largest CplD the completer s
 US_CASES = [(f, dw, c) for f in ["us", "usp"] for dw in [128, 256] for c in CLOCKS
     if c != "250-vs-125MHz" or dw == 128]
 
-# UltraScale(+) RQ/CC: no gap inside a packet -------------------------------------------------------
+# UltraScale(+) RQ/CC: no gap inside a packet ------------------------------------------------------
 
 @pytest.mark.parametrize("condition", ["steady", "late-data+backpressure"])
 @pytest.mark.parametrize("family, data_width, clocks", US_CASES)
@@ -116,7 +116,7 @@ def test_fast_simulator_matches_migen():
     assert results[0] == results[1]
     assert results[0][1][1] > 0 # The run had gaps to reproduce.
 
-# 7 series: the TX interface takes gaps (not streamed) ----------------------------------------------
+# 7 series: the TX interface takes gaps (not streamed) ---------------------------------------------
 
 def test_s7_tx_is_not_streamed():
     """PG054: s_axis_tx_tuser[2] (tx_str) asks for cut-through, in which the TLP must come on
@@ -138,7 +138,7 @@ def test_s7_outbound_packets_exact(data_width, clocks):
     tx = run_s7_outbound(data_width, tlps, CLOCKS[clocks], 5, late_every=7, ready=0.8)
     assert tx.unstable == 0
 
-# UltraScale(+) RC/CQ: discontinue ------------------------------------------------------------------
+# UltraScale(+) RC/CQ: discontinue -----------------------------------------------------------------
 
 def inbound_traffic(rng, mps):
     """RC completions (to the requester's 1-2 dword reads) and CQ requests (the SSD's MRd and MWr up
@@ -174,7 +174,7 @@ def test_discontinue_discards_the_tlp(family, data_width, clocks):
     assert [t for t in out if not is_completion(t)] == good_cq
     assert count == 6
 
-# PacketFIFO alone ----------------------------------------------------------------------------------
+# PacketFIFO alone ---------------------------------------------------------------------------------
 
 def fifo_run(depth, packets, seed, ready=0.7, idle=0.3, discard=()):
     """Packets (lists of words) through a PacketFIFO; every beat on its source checked to belong to

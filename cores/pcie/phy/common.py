@@ -594,7 +594,8 @@ class RootPortPHY(LiteXModule):
                 "block marked them ``discontinue`` (UltraScale(+) RC/CQ: an uncorrectable error "
                 "reading the TLP back from its memories, PG156/PG213; a fatal error of the block). "
                 "A discarded completion ends its request by the requester's timeout; a discarded "
-                "write of the device is lost. Always 0 on the 7 series (no such mark)."),
+                "write of the device is lost. Counted since the FPGA was configured; always 0 on the 7 "
+                "series (no such mark)."),
         ])
 
         # # #

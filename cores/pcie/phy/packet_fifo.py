@@ -97,7 +97,8 @@ class PacketFIFO(LiteXModule):
 
         # Write side.
         full     = Signal()
-        too_long = Signal() # Full, and all of it belongs to the packet being written.
+        too_long = Signal() # All that is stored belongs to the packet being written (with full:
+                            # the packet is longer than the FIFO).
         dropping = Signal() # Swallowing the rest of a packet longer than the FIFO.
         bad      = Signal() # ``discard`` seen on an earlier beat of the packet being written.
         write    = Signal()

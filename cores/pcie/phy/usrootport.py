@@ -138,8 +138,9 @@ class USRootPortDatapath(LiteXModule):
             self.dropped.eq(ps.o),
         ]
 
-        # Discarded packets marked discontinue: counted in pcie, the count resynchronized (exact).
-        count = Signal(32)
+        # Discarded packets marked discontinue: counted in pcie since configuration (not cleared by
+        # the block's user_reset, e.g. at a link down), the count resynchronized (exact).
+        count = Signal(32, reset_less=True)
         self.sync.pcie += count.eq(count + bridge.rc_discontinued + bridge.cq_discontinued)
         self.discontinued_sync = bs = BusSynchronizer(32, "pcie", "sys")
         self.comb += [
