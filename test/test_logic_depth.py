@@ -136,3 +136,27 @@ def test_tiered_recorder_has_at_most_8_lut_levels_and_registered_dram_commands(t
         skip_start=lambda n: n != ready)
     lv = max((v[0] for v in after.values() if v[2] == ready), default=0)
     assert 1 <= lv <= READY_LEVELS, f"{ready}: {lv} LUT levels into the recorder ({after})"
+
+# The UltraScale(+) root port's TLP datapath -------------------------------------------------------
+
+def test_us_root_port_datapath_has_at_most_8_lut_levels(tmp_path):
+    """USRootPortDatapath as the UltraScale(+) PHYs build it at the boards' 256 bits: clock crossings,
+    descriptor converters and the packet FIFOs before RQ/CC and after RC/CQ, in the sys and pcie
+    domains (LiteX's Xilinx reset synchronizers); its streams and counters are IOs."""
+    from litex.build.xilinx.common import xilinx_special_overrides
+    from literecorder.cores.pcie.phy.usrootport import USRootPortDatapath
+    name = "depth_us_datapath_256"
+    top = LiteXModule()
+    top.cd_sys  = ClockDomain("sys")
+    top.cd_pcie = ClockDomain("pcie")
+    top.dp = dp = USRootPortDatapath(256, "usp", mps=512)
+    ios = {top.cd_sys.clk, top.cd_sys.rst, top.cd_pcie.clk, top.cd_pcie.rst, dp.dropped, dp.discontinued}
+    for ep in [dp.sink, dp.source, dp.s_axis_rq, dp.s_axis_cc, dp.m_axis_rc, dp.m_axis_cq]:
+        ios |= set(ep.flatten())
+    vfile = os.path.join(str(tmp_path), name + ".v")
+    convert(top, ios=ios, name=name, special_overrides=xilinx_special_overrides).write(vfile)
+    deepest, deep = synth_depth(vfile, name, str(tmp_path))
+    levels = max(lv for lv, *_ in deepest.values())
+    assert levels >= 3, f"{levels} levels, the measurement found no logic"
+    assert not deep, (f"{len(deep)} register inputs deeper than {LEVELS_LIMIT} LUT levels:\n"
+        f"{describe(deep)}")

@@ -460,6 +460,7 @@ class RootPortPHY(LiteXModule):
         self.configured  = Signal() # Root port programmed since the last link-up.
         self.config_error = Signal()
         self.dropped     = Signal() # Pulses for each TLP the PHY could not carry (see wrappers).
+        self.discontinued = Signal(32) # Received TLPs the block marked discontinue, discarded.
         self.perst       = Signal()
 
     # Resync Helper --------------------------------------------------------------------------------
@@ -588,6 +589,14 @@ class RootPortPHY(LiteXModule):
             CSRField("busy",  size=1, offset=2, description="An access is in progress."),
         ])
         self._cfg_rdata = CSRStatus(32, description="Read data of the last configuration read.")
+        self._discontinued = CSRStatus(fields=[
+            CSRField("count", size=32, description="Received TLPs discarded because the integrated "
+                "block marked them ``discontinue`` (UltraScale(+) RC/CQ: an uncorrectable error "
+                "reading the TLP back from its memories, PG156/PG213; a fatal error of the block). "
+                "A discarded completion ends its request by the requester's timeout; a discarded "
+                "write of the device is lost. Counted since the FPGA was configured; always 0 on the 7 "
+                "series (no such mark)."),
+        ])
 
         # # #
 
@@ -599,6 +608,7 @@ class RootPortPHY(LiteXModule):
             self._link_status.fields.gen.eq(self.link_gen),
             self._link_status.fields.width.eq(self.link_width),
             self._link_status.fields.ltssm.eq(self.ltssm),
+            self._discontinued.fields.count.eq(self.discontinued),
             self.perst.eq(self._perst.fields.active),
         ]
         pending = Signal()

@@ -10,9 +10,9 @@
 
              sys                    |                    pcie (user_clk)
     sink ---> PHYTXDatapath (CDC) --+--> TLPDescriptorBridge --> s_axis_rq (requests)
-                                    |    (xilinx_us_descriptors) -> s_axis_cc (completions)
-    source <- PHYRXDatapath (CDC) <-+--- TLPDescriptorBridge <-- m_axis_rc (completions)
-                                    |                        <-- m_axis_cq (requests)
+                                    |    (xilinx_us_descriptors,  -> s_axis_cc (completions)
+    source <- PHYRXDatapath (CDC) <-+--- whole packets only)   <-- m_axis_rc (completions)
+                                    |                          <-- m_axis_cq (requests)
     mgmt_sink/source <---- CDC ---->+-- RootPortConfiguration <---------------> cfg_mgmt_*
     perst --> PERST# pad, IP reset         link status <------------------------ cfg_*
 
@@ -24,7 +24,7 @@ TLPs on ``sink``/``source`` are in LitePCIe "little" endianness.
 import os
 
 from migen import *
-from migen.genlib.cdc import MultiReg, PulseSynchronizer
+from migen.genlib.cdc import MultiReg, PulseSynchronizer, BusSynchronizer
 
 from litex.gen import *
 
@@ -33,6 +33,7 @@ from litex.soc.interconnect import stream
 from litepcie.common import phy_layout
 from litepcie.phy.common import PHYTXDatapath, PHYRXDatapath
 
+from literecorder.cores.pcie.requester import SHORT_TLP_DWORDS
 from literecorder.cores.pcie.phy.common import *
 from literecorder.cores.pcie.phy.xilinx_us_descriptors import *
 
@@ -61,6 +62,91 @@ _LANE_RATE = {"gen1": 2e9, "gen2": 4e9, "gen3": 7.877e9} # Payload bits/s per la
 _LINK_SPEED = {"gen1": "2.5_GT/s", "gen2": "5.0_GT/s", "gen3": "8.0_GT/s"}
 _AXI_FREQ = 250e6
 _USER_CLK_FREQS = [62.5e6, 125e6, 250e6] # Selectable user clock frequencies (PG156/PG213).
+
+# Largest payload of the root complex's own requests (RCRequester: 1 or 2 dwords) and thus of the
+# completions it receives: the size of the RQ and RC packet FIFOs.
+SHORT_PAYLOAD = 4*(SHORT_TLP_DWORDS - 4)
+
+# USRootPortDatapath -------------------------------------------------------------------------------
+
+class USRootPortDatapath(LiteXModule):
+    """TLP datapath of the UltraScale(+) root ports, between ``sys`` and the block's user clock.
+
+    ::
+
+                 sys                      |                  pcie (user_clk)
+        sink ---> PHYTXDatapath (CDC) ----+--> TLPDescriptorBridge --> s_axis_rq, s_axis_cc
+        source <- PHYRXDatapath (CDC) <---+--- (packet FIFOs)      <-- m_axis_rc, m_axis_cq
+        dropped <- PulseSynchronizer <----+--- dropped
+        discontinued <- BusSynchronizer <-+--- count of RC/CQ packets marked discontinue
+
+    The clock crossing passes the TLP stream on with bubbles (the user clock a little faster than
+    sys, completion data arriving late, a 250 MHz user clock against 125 MHz); the bridge's packet
+    FIFOs hand each RQ/CC packet to the block only once it is whole, so ``tvalid`` stays asserted
+    from its first to its last beat as PG156/PG213 require.
+
+    Parameters
+    ----------
+    data_width : int
+        Width of the TLP stream and of the block's interfaces, 128 or 256.
+    family : str
+        ``"us"`` or ``"usp"``.
+    mps : int
+        Largest payload (bytes) of a completion sent and of a write received: the Max Payload Size
+        the BIOS may program in the device (the root port's ``root_mps_cap``).
+    store_and_forward : bool
+        See ``TLPDescriptorBridge`` (False only for measurements and tests).
+    """
+    def __init__(self, data_width, family, mps, store_and_forward=True):
+        self.sink      = stream.Endpoint(phy_layout(data_width))
+        self.source    = stream.Endpoint(phy_layout(data_width))
+        self.dropped   = Signal()   # sys: pulses for each TLP the bridge could not carry.
+        self.discontinued = Signal(32) # sys: RC/CQ packets marked discontinue, discarded.
+
+        # # #
+
+        # TX (Root Complex -> SSD): requests to RQ, completions to CC.
+        self.tx_datapath = PHYTXDatapath(
+            core_data_width = data_width,
+            pcie_data_width = data_width,
+            clock_domain    = "sys")
+        self.bridge = bridge = ClockDomainsRenamer("pcie")(TLPDescriptorBridge(data_width, family,
+            mps=mps, short_payload=SHORT_PAYLOAD, store_and_forward=store_and_forward))
+        self.comb += [
+            self.sink.connect(self.tx_datapath.sink),
+            self.tx_datapath.source.connect(bridge.sink),
+        ]
+        self.s_axis_rq = bridge.s_axis_rq
+        self.s_axis_cc = bridge.s_axis_cc
+
+        # RX (SSD -> Root Complex): completions from RC, requests from CQ.
+        self.rx_datapath = PHYRXDatapath(
+            core_data_width = data_width,
+            pcie_data_width = data_width,
+            clock_domain    = "sys")
+        self.comb += [
+            bridge.source.connect(self.rx_datapath.sink),
+            self.rx_datapath.source.connect(self.source),
+        ]
+        self.m_axis_rc = bridge.m_axis_rc
+        self.m_axis_cq = bridge.m_axis_cq
+
+        # Dropped TLPs (pcie domain pulses -> sys domain pulses).
+        self.dropped_sync = ps = PulseSynchronizer("pcie", "sys")
+        self.comb += [
+            ps.i.eq(bridge.dropped),
+            self.dropped.eq(ps.o),
+        ]
+
+        # Discarded packets marked discontinue: counted in pcie since configuration (not cleared by
+        # the block's user_reset, e.g. at a link down), the count resynchronized (exact).
+        count = Signal(32, reset_less=True)
+        self.sync.pcie += count.eq(count + bridge.rc_discontinued + bridge.cq_discontinued)
+        self.discontinued_sync = bs = BusSynchronizer(32, "pcie", "sys")
+        self.comb += [
+            bs.i.eq(count),
+            self.discontinued.eq(bs.o),
+        ]
 
 # _USRootPortPHY -----------------------------------------------------------------------------------
 
@@ -165,37 +251,18 @@ class _USRootPortPHY(RootPortPHY):
         platform.add_period_constraint(pads.clk_p, 1e9/100e6)
         self.cd_pcie = ClockDomain()
 
-        # TX (Root Complex -> SSD): requests to RQ, completions to CC ------------------------------
-        self.tx_datapath = PHYTXDatapath(
-            core_data_width = data_width,
-            pcie_data_width = data_width,
-            clock_domain    = "sys")
-        self.comb += self.sink.connect(self.tx_datapath.sink)
-        tx = self.tx_datapath.source
-
-        self.bridge = bridge = ClockDomainsRenamer("pcie")(TLPDescriptorBridge(data_width, family))
-        self.comb += tx.connect(bridge.sink)
-        s_axis_rq = bridge.s_axis_rq
-        s_axis_cc = bridge.s_axis_cc
-
-        # RX (SSD -> Root Complex): completions from RC, requests from CQ --------------------------
-        self.rx_datapath = PHYRXDatapath(
-            core_data_width = data_width,
-            pcie_data_width = data_width,
-            clock_domain    = "sys")
+        # TLP datapath (sys <-> pcie, RQ/CC/RC/CQ) -------------------------------------------------
+        self.datapath = datapath = USRootPortDatapath(data_width, family, mps=root_mps_cap)
         self.comb += [
-            bridge.source.connect(self.rx_datapath.sink),
-            self.rx_datapath.source.connect(self.source),
+            self.sink.connect(datapath.sink),
+            datapath.source.connect(self.source),
+            self.dropped.eq(datapath.dropped),
+            self.discontinued.eq(datapath.discontinued),
         ]
-        m_axis_rc = bridge.m_axis_rc
-        m_axis_cq = bridge.m_axis_cq
-
-        # Dropped TLPs (pcie domain pulses -> sys domain pulses) -----------------------------------
-        self.dropped_sync = ps = PulseSynchronizer("pcie", "sys")
-        self.comb += [
-            ps.i.eq(bridge.dropped),
-            self.dropped.eq(ps.o),
-        ]
+        s_axis_rq = datapath.s_axis_rq
+        s_axis_cc = datapath.s_axis_cc
+        m_axis_rc = datapath.m_axis_rc
+        m_axis_cq = datapath.m_axis_cq
 
         # Root Port Configuration ------------------------------------------------------------------
         dl_up_pcie = Signal()

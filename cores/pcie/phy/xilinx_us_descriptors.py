@@ -29,6 +29,9 @@ requester completion, completer request, completer completion descriptors, and t
 m_axis_rc, m_axis_cq, s_axis_cc tuser tables).
 """
 
+from functools import reduce
+from operator import or_
+
 from migen import *
 
 from litex.gen import *
@@ -39,6 +42,7 @@ from litex.soc.interconnect.packet import Status, Arbiter, Dispatcher
 from litepcie.common import phy_layout
 
 from literecorder.cores.pcie.common import tlp_get, tlp_image, REQUEST_HEADER, CONFIG_HEADER, COMPLETION_HEADER
+from literecorder.cores.pcie.phy.packet_fifo import PacketFIFO, packet_fifo_depth
 
 # Constants ----------------------------------------------------------------------------------------
 
@@ -49,6 +53,24 @@ RQ_TUSER_WIDTH = {"us": 60, "usp": 62}
 RC_TUSER_WIDTH = {"us": 75, "usp": 75}
 CQ_TUSER_WIDTH = {"us": 85, "usp": 88}
 CC_TUSER_WIDTH = {"us": 33, "usp": 33}
+
+# discontinue in m_axis_rc_tuser / m_axis_cq_tuser (64/128/256-bit interfaces, both families): the
+# block's mark, in the last beat of a packet, of an uncorrectable error reading it back from its
+# memories. PG156 RC: is_eof_1 [41:38], discontinue [42], parity [74:43]; CQ: sop [40], discontinue
+# [41], parity from [53]. The same offsets in cocotbext-pcie's model of both families
+# (alexforencich/cocotbext-pcie, cocotbext/pcie/xilinx/us/interface.py, 92732edd: RcSink 42, CqSink 41).
+RC_TUSER_DISCONTINUE = 42
+CQ_TUSER_DISCONTINUE = 41
+
+# Descriptor sizes (bytes): RQ and CQ 4 dwords, RC and CC 3 dwords.
+RQ_DESCRIPTOR_BYTES = 16
+CQ_DESCRIPTOR_BYTES = 16
+RC_DESCRIPTOR_BYTES = 12
+CC_DESCRIPTOR_BYTES = 12
+
+# tuser bits the converters use (the rest is driven 0 towards the block / ignored from it):
+# First/Last DW BE on RQ (tuser[7:0], set by TLPToRQ) and CQ (tuser[7:0], read by CQToTLP).
+BE_TUSER_WIDTH = 8
 
 # Request Type field of RQ/CQ descriptors (PG156/PG213 "Transaction Types").
 REQ_TYPE_MEM_RD    = 0b0000
@@ -80,6 +102,13 @@ def axis_layout(data_width, user_width):
         ("keep", data_width//32),
         ("user", user_width),
     ])
+
+def stored_layout(data_width, user_width=0):
+    """A beat as the packet FIFOs store it: data, tkeep and the tuser bits in use (if any)."""
+    layout = [("dat", data_width), ("keep", data_width//32)]
+    if user_width:
+        layout.append(("user", user_width))
+    return stream.EndpointDescription(layout)
 
 # Helpers ------------------------------------------------------------------------------------------
 
@@ -564,17 +593,48 @@ class TLPDescriptorBridge(LiteXModule):
 
     ::
 
-        sink ---> Dispatcher --+--> TLPToRQ --> PipeValid --> s_axis_rq   (requests)
-                  (Type)       +--> TLPToCC --> PipeValid --> s_axis_cc   (completions)
-        source <- Arbiter <----+--- RCToTLP <---------------- m_axis_rc   (completions)
-                               +--- CQToTLP <---------------- m_axis_cq   (requests)
+        sink ---> Dispatcher --+--> TLPToRQ --> PacketFIFO --> s_axis_rq   (requests)
+                  (Type)       +--> TLPToCC --> PacketFIFO --> s_axis_cc   (completions)
+        source <- Arbiter <----+--- RCToTLP <-- PacketFIFO <-- m_axis_rc   (completions)
+                               +--- CQToTLP <-- PacketFIFO <-- m_axis_cq   (requests)
 
     TLPs of Type 0101x (Cpl/CplD/CplLk/CplDLk) go to CC, all others to RQ. Inbound packets are
     merged packet by packet (round robin). ``dropped`` pulses for each TLP no interface can carry.
+
+    Whole packets only (``packet_fifo``): the block nullifies an RQ/CC packet whose ``tvalid``
+    drops before its last beat (PG156/PG213), so each outbound packet reaches the block only once
+    all of it is stored; an RC/CQ packet marked ``discontinue`` (the block could not read it back
+    from its memories: PG156 "Aborting a Completion Transfer") is discarded whole before the
+    converters see any of it (``rc_discontinued``/``cq_discontinued`` pulse). Sizing: two packets
+    of the largest each FIFO carries, ``mps`` bytes of payload on CC (the completer's CplD, split at
+    the Max Payload Size) and CQ (the device's MWr), ``short_payload`` bytes on RQ (the requester's
+    reads and writes) and RC (the completions to its reads). A longer packet cannot be stored whole:
+    it is dropped and counted in ``dropped``.
+
+    Parameters
+    ----------
+    data_width : int
+        AXI4-Stream width of the integrated block, 128 or 256.
+    family : str
+        ``"us"`` or ``"usp"``.
+    mps : int
+        Largest payload (bytes) of a completion sent and of a write received.
+    short_payload : int
+        Largest payload (bytes) of a request sent and of a completion received; None: ``mps``.
+    store_and_forward : bool
+        False: RQ/CC through one register slice (``PipeValid``) as before the store-and-forward
+        stage, gaps of the TLP stream passed on to the block (for measurements and for the test that
+        shows the gaps); RC/CQ keep their discard FIFOs.
     """
-    def __init__(self, data_width, family="usp"):
+    def __init__(self, data_width, family="usp", mps=512, short_payload=None, store_and_forward=True):
         check_data_width(data_width)
         check_family(family)
+        if short_payload is None:
+            short_payload = mps
+        for name, value in [("mps", mps), ("short_payload", short_payload)]:
+            if not (isinstance(value, int) and 4 <= value <= 4096 and value % 4 == 0):
+                raise ValueError(f"{name} must be a payload size in bytes, a multiple of 4 from 4 to "
+                    f"4096, not {value!r}.")
         self.sink      = sink   = stream.Endpoint(phy_layout(data_width))
         self.source    = source = stream.Endpoint(phy_layout(data_width))
         self.s_axis_rq = stream.Endpoint(axis_layout(data_width, RQ_TUSER_WIDTH[family]))
@@ -582,30 +642,55 @@ class TLPDescriptorBridge(LiteXModule):
         self.m_axis_rc = stream.Endpoint(axis_layout(data_width, RC_TUSER_WIDTH[family]))
         self.m_axis_cq = stream.Endpoint(axis_layout(data_width, CQ_TUSER_WIDTH[family]))
         self.dropped   = Signal()
+        self.rc_discontinued = Signal() # Pulse: an RC packet marked discontinue was discarded.
+        self.cq_discontinued = Signal() # Pulse: a CQ packet marked discontinue was discarded.
 
         # # #
+
+        def depth(payload, descriptor):
+            return packet_fifo_depth(payload, descriptor, data_width)
 
         # Outbound.
         self.rq = rq = TLPToRQ(data_width, family)
         self.cc = cc = TLPToCC(data_width, family)
         self.dispatcher = Dispatcher(sink, [rq.sink, cc.sink])
         self.comb += self.dispatcher.sel.eq(sink.dat[25:29] == 0b0101)
-        self.rq_buffer = stream.PipeValid(rq.source.description)
-        self.cc_buffer = stream.PipeValid(cc.source.description)
+        overflows = []
+        if store_and_forward:
+            # Only the tuser bits the converters drive are stored (First/Last DW BE on RQ).
+            self.rq_buffer = PacketFIFO(stored_layout(data_width, BE_TUSER_WIDTH),
+                depth(short_payload, RQ_DESCRIPTOR_BYTES))
+            self.cc_buffer = PacketFIFO(stored_layout(data_width), depth(mps, CC_DESCRIPTOR_BYTES))
+            overflows += [self.rq_buffer.overflowed, self.cc_buffer.overflowed]
+        else:
+            self.rq_buffer = stream.PipeValid(stored_layout(data_width, BE_TUSER_WIDTH))
+            self.cc_buffer = stream.PipeValid(stored_layout(data_width))
         self.comb += [
-            rq.source.connect(self.rq_buffer.sink),
-            self.rq_buffer.source.connect(self.s_axis_rq),
-            cc.source.connect(self.cc_buffer.sink),
-            self.cc_buffer.source.connect(self.s_axis_cc),
+            rq.source.connect(self.rq_buffer.sink, omit={"user"}),
+            self.rq_buffer.sink.user.eq(rq.source.user[:BE_TUSER_WIDTH]),
+            self.rq_buffer.source.connect(self.s_axis_rq),  # tuser above First/Last DW BE: 0.
+            cc.source.connect(self.cc_buffer.sink, omit={"user"}),
+            self.cc_buffer.source.connect(self.s_axis_cc),  # tuser (discontinue, parity): 0.
         ]
 
-        # Inbound.
+        # Inbound: whole packets, those marked discontinue discarded.
         self.rc = rc = RCToTLP(data_width, family)
         self.cq = cq = CQToTLP(data_width, family)
+        self.rc_buffer = PacketFIFO(stored_layout(data_width), depth(short_payload, RC_DESCRIPTOR_BYTES))
+        self.cq_buffer = PacketFIFO(stored_layout(data_width, BE_TUSER_WIDTH),
+            depth(mps, CQ_DESCRIPTOR_BYTES))
+        overflows += [self.rc_buffer.overflowed, self.cq_buffer.overflowed]
         self.comb += [
-            self.m_axis_rc.connect(rc.sink),
-            self.m_axis_cq.connect(cq.sink),
+            self.m_axis_rc.connect(self.rc_buffer.sink, omit={"user"}),
+            self.rc_buffer.discard.eq(self.m_axis_rc.user[RC_TUSER_DISCONTINUE]),
+            self.rc_buffer.source.connect(rc.sink),
+            self.m_axis_cq.connect(self.cq_buffer.sink, omit={"user"}),
+            self.cq_buffer.sink.user.eq(self.m_axis_cq.user[:BE_TUSER_WIDTH]),
+            self.cq_buffer.discard.eq(self.m_axis_cq.user[CQ_TUSER_DISCONTINUE]),
+            self.cq_buffer.source.connect(cq.sink),
+            self.rc_discontinued.eq(self.rc_buffer.discarded),
+            self.cq_discontinued.eq(self.cq_buffer.discarded),
         ]
         self.arbiter = Arbiter([rc.source, cq.source], source)
 
-        self.comb += self.dropped.eq(rq.dropped | rc.dropped | cq.dropped)
+        self.comb += self.dropped.eq(reduce(or_, [rq.dropped, rc.dropped, cq.dropped] + overflows))
