@@ -141,8 +141,7 @@ def board_main(board, platform_cls, soc_cls, programmer, flash=True, argv=None):
         print(f"  {os.path.join(builder.software_dir, 'bios', 'bios.bin')}: BIOS with the command library")
     print(f"  {budget.summary()}")
     if budget.dram_bound:
-        print(f"  WARNING: {args.ssds} SSD links ({budget.links/MB:.0f} MB/s) exceed the DRAM's "
-            f"recording ceiling ({budget.ceiling/MB:.0f} MB/s): the DRAM bounds recording and replay.")
+        print(f"  NOTE: {budget.bound_message(soc.staging)}")
     if not args.build:
         print("  not built: --build runs Vivado on these files.")
 
