@@ -58,7 +58,7 @@ def _script_prologue(version):
         f"if {{{{![regexp {{{{^{v}(\\.[0-9]+)?$}}}} [version -short]]}}}} {{{{",
         f"    error \"LiteRecorder: this build script was checked against Vivado {version} (its IP versions "
         f"and parameters, doc/boards.md); this is Vivado [version -short]. Use Vivado {version}, or check "
-        f"the IPs against doc/boards.md for your version and build with vivado_version=<yours>.\"",
+        f"the IPs against doc/boards.md for your version and build with --vivado-version <yours>.\"",
         "}}",
         "",
         "# The cells a placement filter selects, or a stop naming the filter when it does not find the",
@@ -68,7 +68,7 @@ def _script_prologue(version):
         "    set n [llength $cells]",
         "    if {{$n < $min || ($max >= 0 && $n > $max)}} {{",
         "        set want [expr {{$min == $max ? $min : \"$min or more\"}}]",
-        "        error \"LiteRecorder: $what: the cell filter {{$filter}} matched $n cells, expected $want \\",
+        "        error \"LiteRecorder: $what: the cell filter {{$filter}} matched $n cells, expected $want\\",
         "(doc/boards.md, first light, step 1).\"",
         "    }}",
         "    return $cells",

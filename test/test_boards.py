@@ -320,10 +320,10 @@ def _bad(board, name, index, sub, pins=None, std=None):
 
 @pytest.mark.unit
 @pytest.mark.parametrize("board, io, message", [
-    ("kcu105", ("fpga_drive_fmc_pcie", 0, "rst_n", None, "LVCMOS33"),
-        "fpga_drive_fmc_pcie:0.rst_n: LVCMOS33 needs VCCO 3.3 V, bank 66 is VADJ_1V8_FPGA_10A at 1.8 V"),
-    ("kc705",  ("fpga_drive_fmc_pcie", 0, "rst_n", None, "LVCMOS18"),
-        "fpga_drive_fmc_pcie:0.rst_n: LVCMOS18 needs VCCO 1.8 V, bank 16 is VADJ_FPGA at 2.5 V"),
+    ("kcu105", ("fpga_drive_fmc_pcie", 0, "perst", None, "LVCMOS33"),
+        "fpga_drive_fmc_pcie:0.perst: LVCMOS33 needs VCCO 3.3 V, bank 66 is VADJ_1V8_FPGA_10A at 1.8 V"),
+    ("kc705",  ("fpga_drive_fmc_pcie", 0, "perst", None, "LVCMOS18"),
+        "fpga_drive_fmc_pcie:0.perst: LVCMOS18 needs VCCO 1.8 V, bank 16 is VADJ_FPGA at 2.5 V"),
     ("zcu106", ("fpga_drive_fmc_pcie", 1, "tx_p", "H4 L6 K4 M4", None),
         "fpga_drive_fmc_pcie:1.tx_p[2]: K4 belongs to GTHE4_CHANNEL_X0Y18, lane 2 is placed on "
         "GTHE4_CHANNEL_X0Y16"),
@@ -366,6 +366,7 @@ def run_target(board, *args, timeout=600, env=None):
     ("zcu106", ["--ring-size", "3"],         "ring_slots=3: a power of two from 2 to 4096"),
     ("kcu105", ["--chunk-size", "64KiB"],    "chunk_size=65536: must be a power of two >= 131072"),
     ("kcu105", ["--chunk-size", "12x"],      "invalid size '12x'"),
+    ("zcu106", ["--vivado-version", "25.2"], "vivado_version must be a Vivado release such as '2025.2', not '25.2'"),
 ])
 def test_target_refuses_bad_arguments(board, args, message, tmp_path):
     r = run_target(board, "--output-dir", str(tmp_path / "out"), *args, timeout=120)

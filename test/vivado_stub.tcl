@@ -263,9 +263,11 @@ proc ::vs::timing {cmd args} {
         }
     }
     if {$cmd eq "set_clock_groups"} {
-        foreach g1 $groups {
-            foreach g2 $groups {
-                if {$g1 eq $g2} { continue }
+        for {set i 0} {$i < [llength $groups]} {incr i} {
+            for {set j 0} {$j < [llength $groups]} {incr j} {
+                if {$i == $j} { continue }
+                set g1 [lindex $groups $i]
+                set g2 [lindex $groups $j]
                 foreach c1 $g1 { foreach c2 $g2 { if {$c1 ne $c2} { lappend ::vs::async [list $c1 $c2] } } }
             }
         }
