@@ -446,8 +446,18 @@ def test_link_and_dram_rates():
     assert dram_peak_rate(200e6, Phy()) == 12.8e9
     b = DRAMBudget(8e9, link_payload_rate(3, 4), 2)
     assert b.ceiling == 4e9 and b.dram_bound and round(b.links/MB) == 7306
+    # The note of a build whose links exceed the ceiling says what bounds recording: with the ring's
+    # on-chip slots not the DRAM (7052.8 MB/s over 2 SSDs with the KCU105's DRAM model,
+    # doc/performance.md), on the DRAM ring alone the DRAM.
+    assert b.bound_message(512*1024) == ("2 SSD links need 7306 MB/s, more than the DRAM's recording "
+        "ceiling of 4000 MB/s (peak 8000 MB/s / 2): the ring's on-chip slots (512 KiB per SSD port) carry "
+        "the streams at the links' rate and the DRAM only what the drives fall behind by, so the DRAM "
+        "bounds recording and replay only when that exceeds its ceiling (measured with the board's DRAM "
+        "model: doc/performance.md); with staging=0 (the DRAM ring alone) it would bound them.")
+    assert b.bound_message(0).endswith(": with the DRAM ring alone (no on-chip slots) recording and replay "
+        "are bound by the DRAM, not by the SSDs.")
     b = DRAMBudget(8e9, link_payload_rate(3, 4), 1)
-    assert not b.dram_bound
+    assert not b.dram_bound and b.bound_message(512*1024) is None
     assert [parse_size(s) for s in ["131072", "128KiB", "128k", "1MiB", "2M"]] == \
         [131072, 131072, 131072, 1 << 20, 2 << 20]
 
