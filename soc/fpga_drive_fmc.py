@@ -27,6 +27,15 @@ Sources (facts only, the lists below are written for this project):
   ``bd_zynqmp.tcl`` (ZCU106, xdma): the root-port IPs of every UltraScale(+) design for this adapter
   select the transceivers' ``Chip-to-Chip`` insertion-loss profile with ``INS_LOSS_NYQ`` 5 (dB) for
   the adapter's short traces (``CHANNEL_LOSS``).
+- [OPSERO-PERST] the same repository at commit f7bad85f3df5ba668bccb146ea073ca33dc1d5bd: every design
+  drives the card's PERST pins (LA00_CC_P, LA04_P) from an active-HIGH reset: ``bd_mb.tcl``, KC705
+  (axi_pcie) ``rst_pcie_axi_ctl_aclk_<i>/peripheral_reset`` and KCU105 (axi_pcie3)
+  ``rst_pcie_axi_aclk_<i>/peripheral_reset`` -> ``perst_<i>``; ``bd_zynqmp.tcl``, ZCU106 (xdma)
+  ``rst_pcie_<i>_axi_aclk/peripheral_reset`` -> ``perst_<i>``; ``bd_zynq.tcl``: "Active HIGH PERST
+  output for FMC designs (FMC form factor)"; ``bd_versal.tcl`` ties ``perst_0``/``perst_1`` to a
+  constant 0 and ``docs/source/supported_carriers.md`` runs those designs with VADJ = 0 V: a low (or
+  unpowered) pin releases the SSD. The M.2 sockets' pin 50 is PERST# (active low, [OPSERO-DOC]):
+  the card inverts the pin (``PERST_ACTIVE_HIGH``).
 
 Lane order: SSD1's lanes 0-3 are the FMC's DP0-DP3, SSD2's are DP4-DP7 ([OPSERO-XDC] LOCs each
 ``channel_inst[i]`` on the channel that [BOARD-XDC] gives for DPi, resp. DP(4+i)). The channels are
@@ -40,6 +49,14 @@ SSD on the carrier's user LEDs instead.
 """
 
 from litex.build.generic_platform import Pins, Subsignal, IOStandard
+
+# PERST# -------------------------------------------------------------------------------------------
+
+#: The card's PERST pins (LA00_CC_P for SSD1, LA04_P for SSD2) are active HIGH: the FPGA drives 1 to
+#: hold the SSD in reset (PERST# low at its M.2 pin 50), 0 to release it; the card inverts the pin
+#: ([OPSERO-PERST], on every carrier: KC705, KCU105, ZCU106). The PHYs' reset follows this fact
+#: (``perst_active_high``), the IO list names the pad ``perst`` (not ``rst_n``).
+PERST_ACTIVE_HIGH = True
 
 # Channel ------------------------------------------------------------------------------------------
 
@@ -159,8 +176,8 @@ def _diff(fmc, name):
     return fmc[name + "_P"], fmc[name + "_N"]
 
 def link_pins(board, index):
-    """Package pins of SSD ``index``'s link: dict tx_p/tx_n/rx_p/rx_n (4 each), clk_p/clk_n, rst_n,
-    pedet."""
+    """Package pins of SSD ``index``'s link: dict tx_p/tx_n/rx_p/rx_n (4 each), clk_p/clk_n, perst
+    (the card's PERST pin, ``PERST_ACTIVE_HIGH``), pedet."""
     c    = carrier(board)
     fmc  = c["fmc"]
     link = c["links"][index]
@@ -171,15 +188,21 @@ def link_pins(board, index):
             pins[sub + "_p"].append(p)
             pins[sub + "_n"].append(n)
     pins["clk_p"], pins["clk_n"] = _diff(fmc, f"GBTCLK{link['refclk']}_M2C")
-    pins["rst_n"] = fmc[link["perst"]]
+    pins["perst"] = fmc[link["perst"]]
     pins["pedet"] = fmc[link["pedet"]]
     return pins
+
+def perst_pad_name():
+    """The name of the PERST# pad of a link: ``perst`` when driven high to assert PERST#."""
+    return "perst" if PERST_ACTIVE_HIGH else "rst_n"
 
 def io(board, n_ssds):
     """IO list of the adapter with ``n_ssds`` SSDs on ``board``'s FMC (``platform.add_extension``).
 
     - ``fpga_drive_fmc_pcie``, index i: SSD i+1's link (``tx_p/tx_n/rx_p/rx_n`` 4 lanes,
-      ``clk_p/clk_n`` 100 MHz reference clock from the card, ``rst_n`` = PERST#, output);
+      ``clk_p/clk_n`` 100 MHz reference clock from the card, ``perst``: the card's PERST pin, output,
+      1 = SSD held in reset (``PERST_ACTIVE_HIGH``; ``rst_n``, 0 = reset, were the card not to invert
+      it));
     - ``fpga_drive_fmc_pedet``, index i: PE detect of M.2 socket i+1 (input);
     - ``fpga_drive_fmc_disable_ssd2_pwr``: 1 switches SSD2's 3.3 V supply off (output).
     """
@@ -190,7 +213,7 @@ def io(board, n_ssds):
     for i in range(n_ssds):
         pins = link_pins(board, i)
         r.append(("fpga_drive_fmc_pcie", i,
-            Subsignal("rst_n", Pins(pins["rst_n"]), IOStandard(std)),
+            Subsignal(perst_pad_name(), Pins(pins["perst"]), IOStandard(std)),
             Subsignal("clk_p", Pins(pins["clk_p"])),
             Subsignal("clk_n", Pins(pins["clk_n"])),
             Subsignal("rx_p",  Pins(" ".join(pins["rx_p"]))),

@@ -145,6 +145,23 @@ class DRAMBudget:
             f"(each byte crosses the DRAM twice); SSD links {self.n_ssds} x {self.link_rate/MB:.0f} "
             f"= {self.links/MB:.0f} MB/s")
 
+    def bound_message(self, staging):
+        """What bounds recording and replay when the links need more than the DRAM's ceiling, with
+        ``staging`` bytes of on-chip chunk slots per SSD port (0: the DRAM ring alone); None when the
+        links fit under the ceiling."""
+        if not self.dram_bound:
+            return None
+        need = (f"{self.n_ssds} SSD links need {self.links/MB:.0f} MB/s, more than the DRAM's "
+            f"recording ceiling of {self.ceiling/MB:.0f} MB/s (peak {self.dram_peak/MB:.0f} MB/s / 2)")
+        if not staging:
+            return (f"{need}: with the DRAM ring alone (no on-chip slots) recording and replay are "
+                "bound by the DRAM, not by the SSDs.")
+        return (f"{need}: the ring's on-chip slots ({staging//1024} KiB per SSD port) carry the "
+            "streams at the links' rate and the DRAM only what the drives fall behind by, so the "
+            "DRAM bounds recording and replay only when that exceeds its ceiling (measured with the "
+            "board's DRAM model: doc/performance.md); with staging=0 (the DRAM ring alone) it would "
+            "bound them.")
+
     def export(self, soc):
         soc.add_constant("LITEREC_DRAM_PEAK_MBPS",    int(self.dram_peak//MB))
         soc.add_constant("LITEREC_DRAM_CEILING_MBPS", int(self.ceiling//MB))
@@ -273,10 +290,7 @@ class LiteRecorderSoC(SoCCore):
         self.add_constant("LITEREC_LINK_WIDTH", lanes)
         self.logger.info(budget.summary())
         if budget.dram_bound:
-            self.logger.warning(f"{n_ssds} SSD links need {budget.links/MB:.0f} MB/s, more than the "
-                f"DRAM's recording ceiling of {budget.ceiling/MB:.0f} MB/s (peak "
-                f"{budget.dram_peak/MB:.0f} MB/s / 2): recording and replay are bound by the DRAM, "
-                "not by the SSDs.")
+            self.logger.warning(budget.bound_message(staging))
 
     # Target hooks ---------------------------------------------------------------------------------
     def default_staging(self):

@@ -75,7 +75,10 @@ def sim_clock_error(name, freq, sys_clk_freq, others=()):
     n = steps(freq)
     if n is not None and n <= SIM_MAX_STEPS_PER_SYS_HALF:
         return None
-    good = [m*1e6 for m in range(1, 1001) if (steps(m*1e6) or 1e9) <= SIM_MAX_STEPS_PER_SYS_HALF]
+    # A half period of whole picoseconds: 1e12/(2f) an integer, i.e. f (Hz) a divisor of 5e11 =
+    # 2^11 * 5^12. Every such frequency up to 1 GHz is a candidate (62.5 MHz too, not whole MHz only).
+    candidates = sorted(2**a*5**b for a in range(12) for b in range(13) if 2**a*5**b <= 1e9)
+    good = [f for f in candidates if (steps(f) or 1e9) <= SIM_MAX_STEPS_PER_SYS_HALF]
     below = max((f for f in good if f < freq), default=None)
     above = min((f for f in good if f > freq), default=None)
     near  = " or ".join(f"{f/1e6:g} MHz" for f in (below, above) if f is not None)

@@ -18,6 +18,7 @@ from literecorder.soc.recorder import RECORDER_SLOTS
 from literecorder.soc.recorder_soc import parse_size, MB, LiteRecorderBuilder
 from literecorder.soc.boards import board as board_info
 from literecorder.soc import fpga_drive_fmc
+from literecorder.soc.vivado import VIVADO_VERSION
 
 class TargetError(Exception):
     """A request the target cannot honour here (missing tool, missing bitstream)."""
@@ -89,6 +90,9 @@ def board_parser(board, platform_cls):
         help="Write the bitstream to the board's configuration flash (openFPGALoader).")
     parser.add_target_argument("--cable",           default=None,
         help="openFPGALoader cable (None: the board's).")
+    parser.add_target_argument("--vivado-version",  default=VIVADO_VERSION,
+        help=f"Vivado version the build script accepts (checked against {VIVADO_VERSION}: another one "
+            "only after checking the IPs, doc/boards.md).")
     return parser
 
 def board_main(board, platform_cls, soc_cls, programmer, flash=True, argv=None):
@@ -118,6 +122,7 @@ def board_main(board, platform_cls, soc_cls, programmer, flash=True, argv=None):
             pcie_data_width = args.pcie_data_width,
             chunk_size      = args.chunk_size,
             ring_size       = args.ring_size,
+            vivado_version  = args.vivado_version,
             **parser.soc_argdict)
     except ValueError as e:
         parser.error(str(e))
@@ -141,8 +146,7 @@ def board_main(board, platform_cls, soc_cls, programmer, flash=True, argv=None):
         print(f"  {os.path.join(builder.software_dir, 'bios', 'bios.bin')}: BIOS with the command library")
     print(f"  {budget.summary()}")
     if budget.dram_bound:
-        print(f"  WARNING: {args.ssds} SSD links ({budget.links/MB:.0f} MB/s) exceed the DRAM's "
-            f"recording ceiling ({budget.ceiling/MB:.0f} MB/s): the DRAM bounds recording and replay.")
+        print(f"  NOTE: {budget.bound_message(soc.staging)}")
     if not args.build:
         print("  not built: --build runs Vivado on these files.")
 

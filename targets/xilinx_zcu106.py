@@ -36,6 +36,7 @@ from litedram.phy import usddrphy
 
 from literecorder.soc import fpga_drive_fmc
 from literecorder.soc.board_soc import LiteRecorderBoardSoC
+from literecorder.soc.vivado import add_late_constraint
 from literecorder.cores.pcie.phy import USPRootPortPHY
 
 # Platform -----------------------------------------------------------------------------------------
@@ -72,7 +73,12 @@ class _CRG(LiteXModule):
         pll.register_clkin(platform.request("clk125"), 125e6)
         pll.create_clkout(self.cd_pll4x, sys_clk_freq*4, buf=None, with_reset=False)
         pll.create_clkout(self.cd_idelay, 500e6)
-        platform.add_false_path_constraints(self.cd_sys.clk, pll.clkin) # sys_clk -> PLL reset (SoC's rst).
+        # sys_clk -> the MMCM's reset (the SoC's rst): a false path from the sys clock to the board
+        # clock only, in the LATE XDC (soc/vivado.py), where both clocks exist. (LiteX's
+        # add_false_path_constraints would make clock groups of every clock derived from the board
+        # clock, the user clocks among them, and void their crossings' constraints.)
+        add_late_constraint(platform, "set_false_path -from [get_clocks -of_objects [get_nets {sys}]] "
+            "-to [get_clocks -of_objects [get_nets {clkin}]]", sys=self.cd_sys.clk, clkin=pll.clkin)
 
         self.specials += [
             Instance("BUFGCE_DIV",

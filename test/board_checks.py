@@ -75,13 +75,14 @@ class Generated:
         with open(getattr(self, what)) as f:
             return f.read()
 
-def generate(board, ssds, output_dir, compile_software=False, **kwargs):
+def generate(board, ssds, output_dir, compile_software=False, soc_cls=None, **kwargs):
     """Generates the target's design (Verilog, Vivado TCL, XDC; the BIOS if ``compile_software``)
-    with Vivado not run, in-process. Returns a ``Generated``."""
+    with Vivado not run, in-process; ``soc_cls``: a subclass of the target's ``BaseSoC``. Returns a
+    ``Generated``."""
     from literecorder.soc.recorder_soc import LiteRecorderBuilder
     mod = target_module(board)
     with _quiet():
-        soc = mod.BaseSoC(ssds=ssds, **kwargs)
+        soc = (soc_cls or mod.BaseSoC)(ssds=ssds, **kwargs)
         builder = LiteRecorderBuilder(soc, output_dir=output_dir, compile_software=compile_software,
             compile_gateware=False, csr_csv=os.path.join(output_dir, "csr.csv"))
         vns = builder.build(run=False)
@@ -115,16 +116,21 @@ def bios_commands(elf):
 # TCL / XDC ----------------------------------------------------------------------------------------
 
 def tcl_ips(tcl):
-    """{module_name: (ip, {CONFIG name: value})} of every ``create_ip`` of a Vivado TCL script."""
+    """{module_name: (ip, {CONFIG name: value})} of every ``create_ip`` of a Vivado TCL script (a
+    value the script derives, ``[literec_site_value $obj <name> <site>]``, as its site)."""
     ips = {}
-    for m in re.finditer(r"^create_ip -vendor xilinx\.com -name (\S+) -module_name (\S+)\n"
-        r"set obj \[get_ips \2\]\nset_property -dict \[list \\\n(.*?)\] \$obj$", tcl, re.M | re.S):
-        ip, name, body = m.groups()
+    for m in re.finditer(r"^create_ip -vendor xilinx\.com -library ip -name (\S+) -version \S+ "
+        r"-module_name (\S+)\nset obj \[get_ips \2\]\n((?:set \w+ \[literec_site_value [^\n]*\n)*)"
+        r"set_property -dict \[list \\\n(.*?)\] \$obj$", tcl, re.M | re.S):
+        ip, name, derived, body = m.groups()
+        sites = dict(re.findall(r"^set (\w+) \[literec_site_value \$obj \w+ (\S+)\]$", derived, re.M))
         config = {}
         for line in body.splitlines():
-            c = re.fullmatch(r"CONFIG\.(\w+) \{(.*)\} \\", line.strip())
+            c = (re.fullmatch(r"CONFIG\.(\w+) \{(.*)\} \\", line.strip()) or
+                 re.fullmatch(r"CONFIG\.(\w+) \$(\w+) \\", line.strip()))
             assert c, f"unparsed IP property line: {line!r}"
-            config[c.group(1)] = c.group(2)
+            config[c.group(1)] = sites.get(c.group(2), c.group(2)) if line.strip().split()[1][0] == "$" \
+                else c.group(2)
         ips[name] = (ip, config)
     return ips
 

@@ -77,19 +77,22 @@ def check_us_ip(config, link, usp=False):
     p = []
     want = {"device_port_type": "Root_Port_of_PCI_Express_Root_Complex",
         "PL_LINK_CAP_MAX_LINK_SPEED": "8.0_GT/s", "PL_LINK_CAP_MAX_LINK_WIDTH": "X4",
-        "pf0_bar0_enabled": "false", "type1_membase_memlimit_enable": "Enabled",
+        "pf0_bar0_enabled": "false", "REF_CLK_FREQ": "100_MHz",
         "PF0_Use_Class_Code_Lookup_Assistant": "false", "PF0_CLASS_CODE": "060400",
-        "pcie_blk_locn": link["pcie_blk_locn"], "coreclk_freq": "250",
+        "pcie_blk_locn": link["pcie_blk_locn"], f"gen_{link['pcie_blk_locn'].lower()}": "true",
+        "coreclk_freq": "250",
         # The FMC's short traces (Opsero's designs for this adapter).
         "ins_loss_profile": "Chip-to-Chip", "INS_LOSS_NYQ": "5"}
     if usp:
         want.update(select_quad=f"GTH_Quad_{link['quad']}", en_gt_selection="true",
-            REF_CLK_FREQ="100_MHz")
+            type1_membase_memlimit_enable="Enabled")
     else:
         # pcie3_ultrascale: PG156 offers X0Y2 only quad 227 (x4), X0Y1 only 226: the quads the
-        # KCU105's FMC uses (228, 227) are reached by the lanes' LOCs, no IP quad selection; the
-        # reference clock is the IP's default 100 MHz (PG156), not set.
-        want.update(select_quad=None, en_gt_selection=None, REF_CLK_FREQ=None)
+        # KCU105's FMC uses (228, 227) are reached by the lanes' LOCs, no IP quad selection;
+        # type1_membase_memlimit_enable is no parameter of pcie3_ultrascale 4.4 (its complete list).
+        want.update(select_quad=None, en_gt_selection=None, type1_membase_memlimit_enable=None)
+    p += [f"{k} = true: one block only" for k, v in config.items()
+        if k.startswith("gen_x") and v == "true" and k != f"gen_{link['pcie_blk_locn'].lower()}"]
     p += [f"{k} = {config.get(k)!r}, not {v!r}" for k, v in want.items() if config.get(k) != v]
     if (config.get("axisten_if_width"), config.get("axisten_freq")) not in [("128_bit", "250"),
         ("256_bit", "125")]:
@@ -101,6 +104,13 @@ def check_us_ip(config, link, usp=False):
     if config.get("pf0_dev_cap_max_payload") not in ["128_bytes", "256_bytes", "512_bytes", "1024_bytes"]:
         p.append(f"pf0_dev_cap_max_payload {config.get('pf0_dev_cap_max_payload')}")
     return p
+
+def cells_re(ip, what, lo, hi, ref, name):
+    """Regular expression of a checked placement filter of the build script (soc/vivado.py
+    ``literec_cells``): ``what``, its count of cells (lo, hi), primitive ``ref``, name regexp ``name``
+    (itself a regular expression of the filter's text)."""
+    return (r"\[literec_cells \{" + re.escape(f"{ip} {what}") + r"\} " + f"{lo} {hi} " +
+        r"\{REF_NAME == " + ref + r" && NAME =~ \"" + ip + "/" + name + r"\"\}\]")
 
 FAMILY = {"kc705": ("pcie_7x", "pcie_s7_rp", check_s7_ip, "PCIE_X0Y0"),
           "kcu105": ("pcie3_ultrascale", "pcie_us_rp", check_us_ip, None),
@@ -141,38 +151,49 @@ def test_board_generates_tcl_xdc_and_lints(board, ssds):
     assert f"read_xdc {gen.top}.xdc" in tcl and any("VexRiscv" in s for s in bc.tcl_sources(tcl))
 
     # XDC: every port on its own pin; reference clocks; the lanes' pins on the GT channels the
-    # placement uses; CDC max delays (one destination period) both ways; no false path or clock
-    # group on a pcie clock. TCL: the GT channel and PCIe block LOCs as pre-placement commands
-    # (after opt_design, before place_design: after the IP's own XDC, which LiteX's EARLY XDC
-    # precedes), each after a reset of the IP's LOCs; none in the XDC.
+    # placement uses; no GT/PCIe LOC on cells (they are TCL pre-placement commands: after opt_design,
+    # before place_design, i.e. after the IP's own XDC, which LiteX's EARLY XDC precedes), each lane's
+    # after a reset of the IP's LOCs, each filter checked (literec_cells: its count of cells); the
+    # crossings' max delays in the LATE XDC the script writes, none in LiteX's XDC.
     locs = bc.xdc_locs(xdc)
     assert len(set(locs.values())) == len(locs)
     facts = FACTS[board]
     pre_placement = tcl[tcl.index("\nopt_design "):tcl.index("\nplace_design ")]
     assert not re.search(r"^(re)?set_property LOC \S* ?\[get_cells", xdc, re.M)
+    ANY = r"\.\*"
     for i, link in enumerate(links[:ssds]):
         port = f"fpga_drive_fmc_pcie{i}"
         assert f"create_clock -name {port}_clk_p -period 10.0 [get_ports {port}_clk_p]" in xdc
-        gt = re.escape(link["gt_channels"][0].rsplit("_X", 1)[0])
-        resets = [m.start() for m in re.finditer(rf"^reset_property LOC \[get_cells .*{gt} && "
-            rf"NAME =~ \"{module}{i}/\.\*\"\}}\]$", pre_placement, re.M)]
+        gt = link["gt_channels"][0].rsplit("_X", 1)[0]
+        ip = f"{module}{i}"
+        resets = [m.start() for m in re.finditer("^reset_property LOC " +
+            cells_re(ip, "transceiver channels", 4, 4, gt, ANY) + "$", pre_placement, re.M)]
         assert len(resets) == 1, (i, resets)
         for lane in range(4):
             pin  = locs[f"{port}_rx_p[{lane}]"]
             site = facts["gt_sites"][pin]
             assert site == link["gt_channels"][lane]
-            m = re.search(rf"^set_property LOC {site} \[get_cells .*\"{module}{i}/\.\*(pipe_lane|"
-                rf"channel_inst)\\\[{lane}\\\]\.\*\"\}}\]$", pre_placement, re.M)
+            lane_re = ANY + r"(pipe_lane|channel_inst)\\\[" + str(lane) + r"\\\]" + ANY
+            m = re.search(f"^set_property LOC {site} " + cells_re(ip, f"lane {lane}", 1, 1, gt, lane_re) + "$",
+                pre_placement, re.M)
             assert m and m.start() > resets[0], (i, lane)
-        assert re.search(rf"^reset_property LOC \[get_cells .*\"{module}{i}/\.\*\"\}}\]\n"
-            rf"set_property LOC {link['pcie_site']} \[get_cells .*\"{module}{i}/\.\*\"", pre_placement, re.M)
-        assert f"set_false_path -to [get_ports {{{port}_rst_n}}]" in xdc
+        block = cells_re(ip, "integrated block", 1, 1, {"pcie_7x": "PCIE_2_1", "pcie3_ultrascale": "PCIE_3_1",
+            "pcie4_uscale_plus": "PCIE40E4"}[ip_name], ANY)
+        assert re.search(f"^reset_property LOC {block}\nset_property LOC {link['pcie_site']} {block}$",
+            pre_placement, re.M)
+        assert f"set_false_path -to [get_ports {{{port}_perst}}]" in xdc
+        if board == "kcu105":
+            # The IP's GTHE3_COMMON (its default quad) released like the channels.
+            assert re.search("^reset_property LOC " + cells_re(ip, "GTHE3_COMMON", 1, 1, "GTHE3_COMMON", ANY)
+                + "$", pre_placement, re.M), i
     if board == "kc705":
         # LitePCIe S7PCIEPHY: the IP's GTXE2_COMMON and block RAM LOCs released; the PIPE clock
         # select into its BUFGCTRL false-pathed.
-        for cell in ["gtx_common.gtxe2_common_i", "genblk*.bram36_tdp_bl.bram36_tdp_bl"]:
-            assert (f"reset_property LOC [get_cells -hierarchical -filter {{NAME=~{module}0/*{cell}}}]"
-                in pre_placement)
+        for what, lo, hi, ref, name in [
+            ("GTXE2_COMMON", 1, 1, "GTXE2_COMMON", ANY + r"gtx_common\\\.gtxe2_common_i"),
+            ("block RAMs", 1, -1, "RAMB36E1", ANY + r"genblk" + ANY + r"\\\.bram36_tdp_bl\\\.bram36_tdp_bl")]:
+            assert re.search("^reset_property LOC " + cells_re(f"{module}0", what, lo, hi, ref, name) + "$",
+                pre_placement, re.M), what
         sel = re.findall(r"^set_false_path -through \[get_nets \{(\w+)\}\]$", xdc, re.M)
         assert len(sel) == 1 and sel[0].endswith("pclk_sel")
         assert re.search(rf"^BUFGCTRL BUFGCTRL\([^;]*\.S1\s*\({sel[0]}\)", verilog, re.M)
@@ -181,17 +202,19 @@ def test_board_generates_tcl_xdc_and_lints(board, ssds):
     if board == "zcu106":
         stds = bc.xdc_iostandards(xdc)
         assert (stds.get("clk125_p"), stds.get("clk125_n")) == ("LVDS", "LVDS"), stds
-    # sys <-> each root port's user clock: a max delay of one destination period each way.
-    delays = re.findall(r"^set_max_delay -datapath_only -from \[get_clocks -of_objects \[get_nets "
-        r"(\w+)\]\] -to \[get_clocks -of_objects \[get_nets (\w+)\]\] ([\d.]+)$", xdc, re.M)
+    # sys <-> each root port's user clock: a max delay of one destination period each way, in the
+    # LATE XDC (test_board_tcl runs it in Vivado's processing order); none in LiteX's (EARLY) XDC.
+    delays = re.findall(r"^puts \$literec_xdc \{set_max_delay -datapath_only -from \[get_clocks -of_objects "
+        r"\[get_nets (\w+)\]\] -to \[get_clocks -of_objects \[get_nets (\w+)\]\] ([\d.]+)\}$", tcl, re.M)
     pcie_clks = sorted({dst for src, dst, _ in delays if src == "sys_clk"})
     assert len(pcie_clks) == ssds and len(delays) == 2*ssds
     for i, clk in enumerate(pcie_clks):
         user_ns = 1e9/getattr(gen.soc, f"pcie{i}_phy").user_clk_freq
         assert ("sys_clk", clk, f"{user_ns:.3f}") in delays
         assert (clk, "sys_clk", f"{1e9/gen.soc.sys_clk_freq:.3f}") in delays
+    assert "set_max_delay -datapath_only" not in xdc and "set_clock_groups" not in xdc
     for line in xdc.splitlines():
-        if line.startswith(("set_false_path", "set_clock_groups")):
+        if line.startswith("set_false_path"):
             assert not any(clk in line for clk in pcie_clks), line
 
     # Lint: no error; wrong-width port connections only the known one of LiteDRAM's UltraScale
@@ -297,10 +320,10 @@ def _bad(board, name, index, sub, pins=None, std=None):
 
 @pytest.mark.unit
 @pytest.mark.parametrize("board, io, message", [
-    ("kcu105", ("fpga_drive_fmc_pcie", 0, "rst_n", None, "LVCMOS33"),
-        "fpga_drive_fmc_pcie:0.rst_n: LVCMOS33 needs VCCO 3.3 V, bank 66 is VADJ_1V8_FPGA_10A at 1.8 V"),
-    ("kc705",  ("fpga_drive_fmc_pcie", 0, "rst_n", None, "LVCMOS18"),
-        "fpga_drive_fmc_pcie:0.rst_n: LVCMOS18 needs VCCO 1.8 V, bank 16 is VADJ_FPGA at 2.5 V"),
+    ("kcu105", ("fpga_drive_fmc_pcie", 0, "perst", None, "LVCMOS33"),
+        "fpga_drive_fmc_pcie:0.perst: LVCMOS33 needs VCCO 3.3 V, bank 66 is VADJ_1V8_FPGA_10A at 1.8 V"),
+    ("kc705",  ("fpga_drive_fmc_pcie", 0, "perst", None, "LVCMOS18"),
+        "fpga_drive_fmc_pcie:0.perst: LVCMOS18 needs VCCO 1.8 V, bank 16 is VADJ_FPGA at 2.5 V"),
     ("zcu106", ("fpga_drive_fmc_pcie", 1, "tx_p", "H4 L6 K4 M4", None),
         "fpga_drive_fmc_pcie:1.tx_p[2]: K4 belongs to GTHE4_CHANNEL_X0Y18, lane 2 is placed on "
         "GTHE4_CHANNEL_X0Y16"),
@@ -343,6 +366,7 @@ def run_target(board, *args, timeout=600, env=None):
     ("zcu106", ["--ring-size", "3"],         "ring_slots=3: a power of two from 2 to 4096"),
     ("kcu105", ["--chunk-size", "64KiB"],    "chunk_size=65536: must be a power of two >= 131072"),
     ("kcu105", ["--chunk-size", "12x"],      "invalid size '12x'"),
+    ("zcu106", ["--vivado-version", "25.2"], "vivado_version must be a Vivado release such as '2025.2', not '25.2'"),
 ])
 def test_target_refuses_bad_arguments(board, args, message, tmp_path):
     r = run_target(board, "--output-dir", str(tmp_path / "out"), *args, timeout=120)
@@ -422,8 +446,18 @@ def test_link_and_dram_rates():
     assert dram_peak_rate(200e6, Phy()) == 12.8e9
     b = DRAMBudget(8e9, link_payload_rate(3, 4), 2)
     assert b.ceiling == 4e9 and b.dram_bound and round(b.links/MB) == 7306
+    # The note of a build whose links exceed the ceiling says what bounds recording: with the ring's
+    # on-chip slots not the DRAM (7052.8 MB/s over 2 SSDs with the KCU105's DRAM model,
+    # doc/performance.md), on the DRAM ring alone the DRAM.
+    assert b.bound_message(512*1024) == ("2 SSD links need 7306 MB/s, more than the DRAM's recording "
+        "ceiling of 4000 MB/s (peak 8000 MB/s / 2): the ring's on-chip slots (512 KiB per SSD port) carry "
+        "the streams at the links' rate and the DRAM only what the drives fall behind by, so the DRAM "
+        "bounds recording and replay only when that exceeds its ceiling (measured with the board's DRAM "
+        "model: doc/performance.md); with staging=0 (the DRAM ring alone) it would bound them.")
+    assert b.bound_message(0).endswith(": with the DRAM ring alone (no on-chip slots) recording and replay "
+        "are bound by the DRAM, not by the SSDs.")
     b = DRAMBudget(8e9, link_payload_rate(3, 4), 1)
-    assert not b.dram_bound
+    assert not b.dram_bound and b.bound_message(512*1024) is None
     assert [parse_size(s) for s in ["131072", "128KiB", "128k", "1MiB", "2M"]] == \
         [131072, 131072, 131072, 1 << 20, 2 << 20]
 
@@ -504,6 +538,111 @@ def test_perst_sequencer_follows_a_long_request_and_checks_its_parameters():
         PERSTSequencer(1e6, min_time=0)
     with pytest.raises(ValueError, match="sys_clk_freq must be positive"):
         PERSTSequencer(0)
+
+# PERST# at the card --------------------------------------------------------------------------------
+#
+# Opsero's reference designs for the FPGA Drive FMC drive the card's PERST pins from proc_sys_reset's
+# active-high peripheral_reset on every carrier (KC705, KCU105: bd_mb.tcl; ZCU106: bd_zynqmp.tcl;
+# "Active HIGH PERST output for FMC designs", bd_zynq.tcl) and tie them to 0 to run the Versal
+# designs (bd_versal.tcl), fpga-drive-aximm-pcie f7bad85: at the card's pin, 1 holds the SSD in
+# reset, 0 lets it run. The card model below is that and nothing else.
+
+def ssd_held_in_reset(pin):
+    """The SSD behind the FPGA Drive FMC, from the level of the card's PERST pin."""
+    return pin == 1
+
+def perst_pin_trace(pad, active_high, cycles_held=20, cycles_after=20, min_cycles=10):
+    """Levels of a root port's PERST# pad (its ``_add_reset``, the code every hardware PHY uses) while
+    software asserts PERST# for ``cycles_held`` cycles, then releases it; the minimum assertion
+    time is ``min_cycles``."""
+    from litex.gen import LiteXModule
+    from migen.genlib.record import Record
+    from literecorder.cores.pcie.phy.common import RootPortPHY
+    class Reset(RootPortPHY):
+        def __init__(self):
+            self._add_interface(128)
+            self.pads = Record([(pad, 1)])
+            self._add_reset(self.pads, sys_clk_freq=1e6, perst_min_time=min_cycles*1e-6,
+                perst_active_high=active_high)
+    dut = Reset()
+    trace = []
+    def gen():
+        yield dut.perst.eq(1)
+        for _ in range(cycles_held):
+            trace.append((yield getattr(dut.pads, pad)))
+            yield
+        yield dut.perst.eq(0)
+        for _ in range(cycles_after):
+            trace.append((yield getattr(dut.pads, pad)))
+            yield
+    run_simulation(dut, gen())
+    return trace
+
+def check_perst_at_the_card(trace, cycles_held=20):
+    """Problems of a PERST pin trace seen through the card: the SSD must be held in reset while
+    PERST# is asserted (from the first cycle) and run a few cycles after its release."""
+    p = []
+    held = [ssd_held_in_reset(v) for v in trace]
+    if not all(held[:cycles_held]):
+        p.append(f"the SSD runs while PERST# is asserted (cycles {[i for i, h in enumerate(held[:cycles_held]) if not h]})")
+    if any(held[cycles_held + 3:]):
+        p.append("the SSD is held in reset after PERST# was released (the pin stays high): its link "
+            "stays in Detect")
+    return p
+
+@pytest.mark.unit
+def test_perst_reaches_the_ssd_as_the_reference_designs_drive_the_card():
+    """The adapter's one fact (fpga_drive_fmc.PERST_ACTIVE_HIGH, pad ``perst``) gives the pin levels
+    of Opsero's designs: high while PERST# is asserted, low once released."""
+    assert fpga_drive_fmc.PERST_ACTIVE_HIGH is True
+    trace = perst_pin_trace(fpga_drive_fmc.perst_pad_name(), fpga_drive_fmc.PERST_ACTIVE_HIGH)
+    assert check_perst_at_the_card(trace) == [], trace
+    assert trace[:21] == [1]*21 and trace[-10:] == [0]*10
+    # Every board's pads and PHYs use it (the IO list, the PHY's pad and polarity).
+    for board in BOARDS:
+        subs = {i.name for r in fpga_drive_fmc.io(board, 1) if r[0] == "fpga_drive_fmc_pcie" for i in r[2:]}
+        assert "perst" in subs and "rst_n" not in subs, (board, subs)
+
+@pytest.mark.unit
+def test_check_fails_on_the_wrong_perst_polarity_for_the_card():
+    """PERST# driven as the SSD's own active-low pin (the PHYs before: rst_n = ~perst): behind the
+    card's inverter the SSD stays in reset once released, and runs during the minimum hold."""
+    trace = perst_pin_trace("rst_n", active_high=False)
+    assert check_perst_at_the_card(trace) == [
+        "the SSD runs while PERST# is asserted (cycles " + str(list(range(20))) + ")",
+        "the SSD is held in reset after PERST# was released (the pin stays high): its link stays in Detect"]
+    # A pad whose name says the other polarity is refused.
+    from migen.genlib.record import Record
+    from literecorder.cores.pcie.phy.common import RootPortPHY
+    for pad, high, msg in [("rst_n", True, "PERST# pad 'rst_n' is active low, but perst_active_high=True"),
+        ("perst", False, "PERST# pad 'perst' is active high, but perst_active_high=False")]:
+        phy = RootPortPHY()
+        phy._add_interface(128)
+        with pytest.raises(ValueError, match=re.escape(msg)):
+            phy._add_reset(Record([(pad, 1)]), perst_active_high=high)
+
+@pytest.mark.unit
+def test_the_simulated_ssd_sees_the_perst_a_board_ssd_sees_behind_the_card():
+    """The simulation has no adapter: its PHY drives the SSD's PERST# (``perst_n``, active low)
+    directly. For the same ``perst``, the SSD sees the same thing behind the board's card."""
+    from migen.genlib.record import Record
+    from literecorder.cores.pcie.sim_phy import SimRootPortPHY
+    pads = Record([("tx_valid", 1), ("tx_first", 1), ("tx_last", 1), ("tx_dat", 256), ("tx_be", 32),
+        ("tx_ready", 1), ("rx_valid", 1), ("rx_first", 1), ("rx_last", 1), ("rx_dat", 256), ("rx_be", 32),
+        ("rx_ready", 1), ("perst_n", 1), ("link_up", 1), ("link_gen", 3), ("link_width", 4), ("ltssm", 6)])
+    sim = SimRootPortPHY(pads)
+    seen = []
+    def gen():
+        for perst in [1, 1, 0, 0, 1, 0]:
+            yield sim.perst.eq(perst)
+            yield
+            seen.append((perst, (yield pads.perst_n) == 0))
+    run_simulation(sim, gen())
+    assert seen == [(p, bool(p)) for p in [1, 1, 0, 0, 1, 0]]
+    board = perst_pin_trace(fpga_drive_fmc.perst_pad_name(), fpga_drive_fmc.PERST_ACTIVE_HIGH,
+        cycles_held=12, cycles_after=12, min_cycles=1)
+    assert [ssd_held_in_reset(v) for v in board][:12] == [True]*12
+    assert [ssd_held_in_reset(v) for v in board][-6:] == [False]*6
 
 # User stream --------------------------------------------------------------------------------------
 

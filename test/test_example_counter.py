@@ -83,6 +83,11 @@ def test_a_user_clock_the_simulation_cannot_keep_at_speed_is_refused_with_good_o
     assert sim_clock_error("user", 156.25e6, 200e6) == ("simulation clock 'user' at 156.25 MHz: the "
         "simulation would step 25 times per half period of the 200 MHz sys_clk (about 25x slower; at most 10 "
         "keep it at speed); nearest good frequencies: 125 MHz or 160 MHz")
+    # The nearest good frequencies are exact, not whole MHz only: 62.5 MHz is good beside 200 MHz
+    # (8000 ps half period, 5 steps per sys half period), 61.44 MHz is not (8138.02 ps).
+    assert sim_clock_error("user", 62.5e6, 200e6) is None
+    assert sim_clock_error("user", 61.44e6, 200e6) == ("simulation clock 'user' at 61.44 MHz: its half "
+        "period is not a whole number of picoseconds; nearest good frequencies: 50 MHz or 62.5 MHz")
     class Bad(LiteRecorderSimSoC):
         def __init__(self):
             LiteRecorderSimSoC.__init__(self)
@@ -119,8 +124,9 @@ def test_add_recorder_stream_after_the_recorder_is_refused():
 @pytest.mark.unit
 @pytest.mark.xdist_group("board-kcu105")
 def test_the_example_generates_for_the_kcu105(tmp_path):
-    """The same user logic in the KCU105's design (its PLL makes the user clock): generated with the
-    target's command line (no Vivado), the user's CSRs and the MMCM's fourth output in it."""
+    """The same user logic in the KCU105's design (add_user_clock: the SoC's MMCM makes 50 MHz):
+    generated with the target's command line (no Vivado), the user's CSRs and the MMCM's third output
+    in it, the crossing constrained."""
     from literecorder.targets import xilinx_kcu105
     out = tmp_path / "kcu105"
     rc = xilinx_kcu105.main(["--output-dir", str(out), "--no-compile-software"],
@@ -133,3 +139,8 @@ def test_the_example_generates_for_the_kcu105(tmp_path):
     mult = int(re.search(r"\.CLKFBOUT_MULT_F\s*\(\d+'d(\d+)\)", v).group(1))
     div  = int(re.search(r"\.CLKOUT2_DIVIDE\s*\(\d+'d(\d+)\)", v).group(1))
     assert 125e6*mult/div == counter_soc.USER_CLK_FREQ, (mult, div)
+    tcl = (out / "gateware" / "xilinx_kcu105.tcl").read_text()
+    assert ("puts $literec_xdc {set_max_delay -datapath_only -from [get_clocks -of_objects [get_nets "
+        "user_clk]] -to [get_clocks -of_objects [get_nets sys_clk]] 8.000}") in tcl
+    assert ("puts $literec_xdc {set_max_delay -datapath_only -from [get_clocks -of_objects [get_nets "
+        "sys_clk]] -to [get_clocks -of_objects [get_nets user_clk]] 20.000}") in tcl

@@ -48,12 +48,13 @@ ROOT_PORT_TCL = {
         ("Bar0_Enabled", "false"), ("Maximum_Link_Width", "X4"), ("Link_Speed", "5.0_GT/s"),
         ("Max_Payload_Size", "512_bytes")],
     "us" : [("device_port_type", "Root_Port_of_PCI_Express_Root_Complex"),
-        ("PF0_CLASS_CODE", "060400"), ("pf0_bar0_enabled", "false"),
-        ("type1_membase_memlimit_enable", "Enabled"), ("PL_LINK_CAP_MAX_LINK_WIDTH", "X4"),
+        ("PF0_CLASS_CODE", "060400"), ("pf0_bar0_enabled", "false"), ("REF_CLK_FREQ", "100_MHz"),
+        ("PL_LINK_CAP_MAX_LINK_WIDTH", "X4"),
         ("PL_LINK_CAP_MAX_LINK_SPEED", "8.0_GT/s"), ("AXISTEN_IF_RC_STRADDLE", "false"),
         ("axisten_if_enable_client_tag", "true"), ("pf0_dev_cap_max_payload", "512_bytes")],
 }
-ROOT_PORT_TCL["usp"] = ROOT_PORT_TCL["us"]
+# The Type 1 memory base/limit: a pcie4_uscale_plus parameter, none of pcie3_ultrascale 4.4.
+ROOT_PORT_TCL["usp"] = ROOT_PORT_TCL["us"] + [("type1_membase_memlimit_enable", "Enabled")]
 
 # Lint warnings Migen's Verilog emitter produces in any LiteX design (unsized constants, "<=" in
 # combinational processes, Case without default); everything else must be clean.
@@ -109,7 +110,11 @@ def test_root_port_generates_and_lints(family, data_width, tmp_path):
     soc, verilog, top, tcl, csr = generate(family, tmp_path, data_width=data_width)
 
     # IP TCL: root-port configuration of the right IP.
-    assert f"create_ip -vendor xilinx.com -name {f['ip']} -module_name {f['module']}" in tcl
+    from literecorder.cores.pcie.phy.xilinx_ip_params import IP_VERSIONS
+    assert (f"create_ip -vendor xilinx.com -library ip -name {f['ip']} -version {IP_VERSIONS[f['ip']]} "
+        f"-module_name {f['module']}") in tcl
+    if family == "us":
+        assert "type1_membase_memlimit_enable" not in tcl
     for name, value in ROOT_PORT_TCL[family]:
         assert f"CONFIG.{name} {{{value}}} \\" in tcl, name
     width = f"{data_width}_bit"

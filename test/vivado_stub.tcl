@@ -7,15 +7,28 @@
 # the script to its end without Vivado and records what each command sets. It models only what
 # the placement and the IP configuration depend on:
 #
-# - create_ip / set_property -dict CONFIG.*: the IP's CONFIG names are checked (case-insensitive,
-#   as Vivado) against the list of valid names given for the IP (::vs::valid); an unknown name is
-#   an error, as in Vivado.
+# - version -short: the Vivado version modeled (::vs::vivado_version).
+# - create_ip -vendor -library -name -version: the IP catalog holds each IP at one version (the one
+#   of its published complete parameter list, ::vs::ip_version); another version is an error.
+# - set_property -dict CONFIG.*: the IP's CONFIG names are checked (case-insensitive, as Vivado)
+#   against the published complete list of the IP's parameters (::vs::valid); an unknown name is an
+#   error, as in Vivado. get_property CONFIG.<name> of an IP: its default (::vs::ip_default).
 # - read_xdc + PROCESSING_ORDER: at synth_design the netlist's cells (::vs::netlist, per IP
 #   instance) are created and the constraints applied in Vivado's order: EARLY XDC files, then each
 #   IP's own XDC (modeled: its default LOC of every cell, ::vs::ip_locs), then NORMAL, then LATE.
 #   Commands after synth_design (pre-placement commands) run in script order, after every XDC.
-# - get_cells -hierarchical [-regexp] -filter: PRIMITIVE_TYPE / NAME / REF_NAME clauses joined by
-#   && and ||, with == != =~ !~ (=~ is a glob, or an anchored regular expression with -regexp).
+# - get_cells -hierarchical [-regexp] [-quiet] -filter: PRIMITIVE_TYPE / NAME / REF_NAME clauses
+#   joined by && and ||, with == != (case-insensitive) and =~ !~ (a glob, or with -regexp an anchored,
+#   case-sensitive regular expression, as Vivado's). The cells' PRIMITIVE_TYPE is spelt as the IPs'
+#   own XDCs and published designs spell it (IO.gt.GTXE2_CHANNEL on the 7 series).
+# - Clocks: create_clock on a port creates that port's clock; a net's clock exists once the clock
+#   it derives from (::vs::clock_root: a port's, or one the IP's own XDC creates, "ip:<module>")
+#   exists. get_clocks -of_objects/-of [-include_generated_clocks] returns the clocks that exist at
+#   that point of the processing order (with -include_generated_clocks: every clock of the same
+#   root, a superset of Vivado's); a timing constraint (set_max_delay, set_false_path,
+#   set_clock_groups) given an empty list is dropped with Vivado's critical warning, recorded
+#   (unless -quiet). A set_max_delay between two clocks that a set_clock_groups -asynchronous
+#   separates is void (clock groups take precedence): recorded too.
 # - set_property / reset_property LOC on cells; the sites at place_design are the result.
 # - set_property on an empty object list: Vivado's Common 17-55, an error unless the script
 #   downgraded it with set_msg_config (LiteX does): then a warning, recorded.
@@ -24,6 +37,14 @@
 
 namespace eval ::vs {
     variable valid      ;# ip type -> list of valid CONFIG names (lower case).
+    variable ip_version ;# ip type -> the version in the IP catalog.
+    variable ip_default ;# "ip type,name" -> default value of a CONFIG parameter.
+    variable clock_root ;# net -> the clock it derives from ("port:<name>", "ip:<module>").
+    variable ip_clocks  ;# IP module -> clock roots its own XDC creates.
+    variable vivado_version "2025.2"
+    variable roots      {}             ;# Clock roots created so far.
+    variable timing     {}             ;# {source command from to value}.
+    variable async      {}             ;# {clock clock} pairs separated by set_clock_groups.
     variable netlist    ;# IP module -> list of {cell PRIMITIVE_TYPE REF_NAME}.
     variable ip_locs    ;# IP module -> list of {cell site}: the IP's own XDC (modeled).
     variable ips        [dict create]  ;# module -> ip type (creation order).
@@ -37,9 +58,13 @@ namespace eval ::vs {
     variable source     "script"
     variable stage      "project"
     variable placed     {}
-    array set valid   {}
-    array set netlist {}
-    array set ip_locs {}
+    array set valid      {}
+    array set ip_version {}
+    array set ip_default {}
+    array set netlist    {}
+    array set ip_locs    {}
+    array set clock_root {}
+    array set ip_clocks  {}
 }
 
 proc ::vs::event {cmd obj value} {
@@ -92,6 +117,10 @@ proc ::vs::match {props filter regexp} {
 # Project, sources, messages -----------------------------------------------------------------------
 
 proc create_project {args} { set ::vs::stage "project" }
+proc version {args} {
+    if {$args ne "-short"} { error "vivado stub: version $args not modeled" }
+    return $::vs::vivado_version
+}
 proc set_param {args} {}
 proc set_msg_config {args} {
     set i [lsearch $args "-id"]
@@ -115,12 +144,28 @@ proc current_design {args} { return "design" }
 # IPs ----------------------------------------------------------------------------------------------
 
 proc create_ip {args} {
-    array set a {-name "" -module_name ""}
+    array set a {-name "" -module_name "" -vendor "" -library "" -version ""}
     foreach {k v} $args { set a($k) $v }
     if {![info exists ::vs::valid($a(-name))]} { error "create_ip: IP '$a(-name)' not modeled" }
+    set have "xilinx.com:ip:$a(-name):$::vs::ip_version($a(-name))"
+    if {"$a(-vendor):$a(-library):$a(-name):$a(-version)" ne $have} {
+        error "ERROR: create_ip: no IP '$a(-vendor):$a(-library):$a(-name):$a(-version)' in the IP catalog (it has $have)"
+    }
     if {[dict exists $::vs::ips $a(-module_name)]} { error "create_ip: $a(-module_name) exists" }
     dict set ::vs::ips $a(-module_name) $a(-name)
     dict set ::vs::config $a(-module_name) [dict create]
+}
+proc get_property {name obj} {
+    set obj [lindex $obj 0]
+    if {![string match "ip:*" $obj] || ![string match -nocase "CONFIG.*" $name]} {
+        error "vivado stub: get_property $name of $obj not modeled"
+    }
+    set m [string range $obj 3 end]
+    set ip [dict get $::vs::ips $m]
+    set p [string tolower [string range $name 7 end]]
+    dict for {k v} [dict get $::vs::config $m] { if {[string tolower $k] eq $p} { return $v } }
+    if {![info exists ::vs::ip_default($ip,$p)]} { error "get_property: $ip has no parameter $name" }
+    return $::vs::ip_default($ip,$p)
 }
 proc get_ips {args} {
     set m [lindex $args end]
@@ -133,6 +178,7 @@ proc generate_target {args} {}
 # Cells, ports, nets, clocks -----------------------------------------------------------------------
 
 proc get_cells {args} {
+    set args [lsearch -all -inline -not -exact $args "-quiet"]
     set regexp [expr {[lsearch $args "-regexp"] >= 0}]
     set i [lsearch $args "-filter"]
     if {$i < 0} { return [::vs::objects cell [lindex $args end]] }
@@ -147,11 +193,90 @@ proc get_ports  {args} { return [::vs::objects port [lindex $args end]] }
 proc get_nets   {args} { return [::vs::objects net [lindex $args end]] }
 proc get_iobanks {args} { return [::vs::objects iobank [lindex $args end]] }
 proc get_pins   {args} { return [list "pin:[lindex $args end]"] }
-proc get_clocks {args} { return [list "clock:[lindex $args end]"] }
-proc create_clock     {args} { ::vs::event create_clock "" $args }
-proc set_false_path   {args} { ::vs::event set_false_path "" $args }
-proc set_max_delay    {args} { ::vs::event set_max_delay "" $args }
-proc set_clock_groups {args} { ::vs::event set_clock_groups "" $args }
+
+proc ::vs::root_of {obj} {
+    lassign [split $obj :] kind
+    set name [string range $obj [string length $kind]+1 end]
+    switch -- $kind {
+        port { return "port:$name" }
+        net {
+            if {![info exists ::vs::clock_root($name)]} {
+                error "vivado stub: no clock model for net $name (::vs::clock_root)"
+            }
+            return $::vs::clock_root($name)
+        }
+        default { error "vivado stub: get_clocks of $obj not modeled" }
+    }
+}
+proc get_clocks {args} {
+    set generated [expr {[lsearch $args "-include_generated_clocks"] >= 0}]
+    set args [lsearch -all -inline -not -exact $args "-include_generated_clocks"]
+    set i [lsearch -regexp $args {^-of(_objects)?$}]
+    if {$i < 0} { error "vivado stub: get_clocks $args not modeled (only -of_objects)" }
+    set r {}
+    foreach obj [lindex $args $i+1] {
+        set root [::vs::root_of $obj]
+        if {[lsearch -exact $::vs::roots $root] < 0} { continue }
+        if {$generated} {
+            # The root's clock and every net clock derived from it.
+            lappend r "clock:$root"
+            foreach net [lsort [array names ::vs::clock_root]] {
+                if {$::vs::clock_root($net) eq $root} { lappend r "clock:net:$net" }
+            }
+        } else {
+            lappend r "clock:$obj"
+        }
+    }
+    return [lsort -unique $r]
+}
+proc create_clock {args} {
+    set objs [lindex $args end]
+    foreach obj $objs {
+        if {![string match "port:*" $obj]} { error "vivado stub: create_clock on $obj not modeled" }
+        lappend ::vs::roots $obj
+    }
+    ::vs::event create_clock "" $args
+}
+
+# Timing constraints: the clock lists they are given must not be empty (Vivado drops the
+# constraint with a critical warning).
+proc ::vs::timing {cmd args} {
+    set quiet [expr {[lsearch $args "-quiet"] >= 0}]
+    set args [lsearch -all -inline -not -exact $args "-quiet"]
+    set args [lsearch -all -inline -not -exact $args "-datapath_only"]
+    set args [lsearch -all -inline -not -exact $args "-asynchronous"]
+    set from {}; set to {}; set groups {}; set value ""
+    for {set i 0} {$i < [llength $args]} {incr i} {
+        set a [lindex $args $i]
+        switch -- $a {
+            -from - -to - -through - -group {
+                set objs [lindex $args [incr i]]
+                if {[llength $objs] == 0} {
+                    if {!$quiet} {
+                        lappend ::vs::warnings "CRITICAL WARNING: \[Vivado 12-4739\] $cmd: no valid object(s) found for '$a' ($::vs::source)."
+                    }
+                    return
+                }
+                switch -- $a { -from { set from $objs } -to { set to $objs } -group { lappend groups $objs } }
+            }
+            default { set value $a }
+        }
+    }
+    if {$cmd eq "set_clock_groups"} {
+        for {set i 0} {$i < [llength $groups]} {incr i} {
+            for {set j 0} {$j < [llength $groups]} {incr j} {
+                if {$i == $j} { continue }
+                set g1 [lindex $groups $i]
+                set g2 [lindex $groups $j]
+                foreach c1 $g1 { foreach c2 $g2 { if {$c1 ne $c2} { lappend ::vs::async [list $c1 $c2] } } }
+            }
+        }
+    }
+    lappend ::vs::timing [list $::vs::source $cmd $from $to $value]
+}
+proc set_false_path   {args} { ::vs::timing set_false_path {*}$args }
+proc set_max_delay    {args} { ::vs::timing set_max_delay {*}$args }
+proc set_clock_groups {args} { ::vs::timing set_clock_groups {*}$args }
 
 # Properties ---------------------------------------------------------------------------------------
 
@@ -241,6 +366,7 @@ proc synth_design {args} {
     ::vs::read_constraints EARLY
     dict for {m ip} $::vs::ips {
         set ::vs::source "ip-xdc:$m"
+        if {[info exists ::vs::ip_clocks($m)]} { lappend ::vs::roots {*}$::vs::ip_clocks($m) }
         foreach c $::vs::ip_locs($m) {
             lassign $c name site
             set_property LOC $site [list "cell:$name"]
@@ -288,6 +414,17 @@ proc quit {} {
     foreach e $::vs::events {
         lassign $e src cmd obj value
         if {$cmd in {LOC reset_LOC}} { puts "EVENT\t$src\t$cmd\t$obj\t$value" }
+    }
+    foreach t $::vs::timing {
+        lassign $t src cmd from to value
+        if {$cmd eq "set_max_delay"} {
+            foreach f $from { foreach d $to {
+                if {[lsearch -exact $::vs::async [list $f $d]] >= 0} {
+                    lappend ::vs::warnings "set_max_delay from $f to $d ($src) is void: a set_clock_groups -asynchronous separates the two clocks."
+                }
+            } }
+        }
+        puts "TIMING\t$src\t$cmd\t[join $from { }]\t[join $to { }]\t$value"
     }
     foreach w $::vs::warnings { puts "WARNING\t$w" }
     puts "END"

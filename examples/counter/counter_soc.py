@@ -158,8 +158,7 @@ class CounterKCU105(xilinx_kcu105.BaseSoC):
     def __init__(self, **kwargs):
         add_counter(self, "user")
         xilinx_kcu105.BaseSoC.__init__(self, **kwargs)
-        self.cd_user = ClockDomain()
-        self.crg.pll.create_clkout(self.cd_user, USER_CLK_FREQ)
+        self.add_user_clock("user", USER_CLK_FREQ)      # The board's MMCM (or one of its own) makes it.
 
 if __name__ == "__main__":
     # ./examples/counter/counter_soc.py kcu105 [target options]: the board's design with the counter.

@@ -70,52 +70,73 @@ def ip_tcl(ip, module_name, config):
     """Vivado TCL creating the integrated block's IP (as LitePCIe PHYs add theirs to the platform's
     ``pre_synthesis_commands``, whose entries LiteX passes through ``str.format``).
 
-    Every CONFIG name was checked against a published use of the same IP (``xilinx_ip_params``);
-    a comment above the property list names those seen only on a wrapper IP and any name added by
-    the user that is not in that list. Entries whose value is None are left out (the IP's default):
-    ``phy.update_config({name: None})`` removes one."""
-    from literecorder.cores.pcie.phy.xilinx_ip_params import confirmed_name, WRAPPER_ONLY
+    The IP is created at the version whose complete parameter list every CONFIG name was checked
+    against (``xilinx_ip_params``); a comment above the property list names any name added by the
+    user that is not in that list. Entries whose value is None are left out (the IP's default):
+    ``phy.update_config({name: None})`` removes one. A ``SiteValue`` is written in the form of the
+    IP's own default (``literec_site_value``, ``soc/vivado.py``)."""
+    from literecorder.cores.pcie.phy.xilinx_ip_params import confirmed_name, IP_VERSIONS, SiteValue
     config  = {k: v for k, v in config.items() if v is not None}
     unknown = [k for k in config if confirmed_name(ip, k) is None]
-    wrapper = [k for k in config if confirmed_name(ip, k) in WRAPPER_ONLY[ip]]
-    tcl = [f"# {module_name}: {ip} in root-port mode (LiteRecorder root-port PHY)."]
-    if wrapper:
-        tcl.append("# CONFIG names published only on the Xilinx IP that embeds this one (doc/boards.md): "
-            + ", ".join(wrapper) + ".")
+    tcl = [f"# {module_name}: {ip} {IP_VERSIONS[ip]} in root-port mode (LiteRecorder root-port PHY)."]
     if unknown:
         tcl.append("# CONFIG names added by the user, not in LiteRecorder's confirmed list: "
             + ", ".join(unknown) + ".")
-    tcl.append(f"create_ip -vendor xilinx.com -name {ip} -module_name {module_name}")
+    tcl.append(f"create_ip -vendor xilinx.com -library ip -name {ip} -version {IP_VERSIONS[ip]} "
+        f"-module_name {module_name}")
     tcl.append(f"set obj [get_ips {module_name}]")
+    sites = {}
+    for name, value in config.items():
+        if isinstance(value, SiteValue):
+            sites[name] = f"literec_{name.lower()}"
+            tcl.append(f"set {sites[name]} [literec_site_value $obj {name} {value}]")
     tcl.append("set_property -dict [list \\")
     for name, value in config.items():
-        tcl.append(f"CONFIG.{name} {{{{{value}}}}} \\") # Braces doubled: commands are format()ed.
+        if name in sites:
+            tcl.append(f"CONFIG.{name} ${sites[name]} \\")
+        else:
+            tcl.append(f"CONFIG.{name} {{{{{value}}}}} \\") # Braces doubled: commands are format()ed.
     tcl.append("] $obj")
     tcl.append("synth_ip $obj")
     return tcl
 
-def cells_filter(ip_name, primitive_type, name_regexp=".*"):
-    """``get_cells`` of the IP instance ``ip_name``'s leaf cells of ``primitive_type`` (a Vivado
-    PRIMITIVE_TYPE regular expression) whose name matches ``ip_name/<name_regexp>`` (braces doubled
-    for ``str.format``; the filter style of Opsero's FPGA Drive FMC constraints)."""
-    return (f"[get_cells -hierarchical -regexp -filter {{{{PRIMITIVE_TYPE =~ {primitive_type} && "
-        f"NAME =~ \"{ip_name}/{name_regexp}\"}}}}]")
+def cells_filter(ip_name, ref_name, name_regexp=".*"):
+    """``get_cells -regexp -filter`` expression of the IP instance ``ip_name``'s leaf cells of
+    primitive ``ref_name`` whose name matches ``ip_name/<name_regexp>``.
 
-def placement_commands(ip_name, gt_type, lane_regexp, gt_channels, block_type, block_site):
+    The primitive is selected by its library name (``REF_NAME``): the group part of PRIMITIVE_TYPE
+    differs in case between the families (7 series ``IO.gt.GTXE2_CHANNEL`` in Xilinx's pcie_7x XDC and
+    Ettus's X300 XDC, UltraScale ``ADVANCED.GT.GTHE3_CHANNEL`` in Opsero's), and a ``-regexp`` match is
+    case-sensitive."""
+    return f"REF_NAME == {ref_name} && NAME =~ \"{ip_name}/{name_regexp}\""
+
+def placement_commands(ip_name, gt_ref, lane_regexp, gt_channels, block_ref, block_site,
+    release=()):
     """Vivado pre-placement TCL that puts lane ``i``'s transceiver channel on ``gt_channels[i]`` and
-    the integrated block on ``block_site``.
+    the integrated block on ``block_site``, and releases the IP's LOCs of ``release`` cells
+    ((what, ref_name, name_regexp, count or None for "at least one")).
 
     LiteX reads its XDC with PROCESSING_ORDER EARLY; the IP's own XDC comes after it and LOCs the
     lanes on the IP's default sites (last physical constraint wins), so LOCs in LiteX's XDC would be
     overridden. Commands run before ``place_design`` (``pre_placement_commands``) come after every
-    XDC: they first reset the IP's LOCs, then set ours (as LitePCIe's ``add_gt_loc_constraints``)."""
+    XDC: they first reset the IP's LOCs, then set ours (as LitePCIe's ``add_gt_loc_constraints``).
+    Every filter is checked: the script stops, naming the filter, unless it finds the expected number
+    of cells (``soc/vivado.py``, ``literec_cells``)."""
+    from literecorder.soc.vivado import cells
+    n = len(gt_channels)
     cmds = [f"# {ip_name}: lanes and integrated block on the FPGA Drive FMC's sites."]
-    cmds.append(f"reset_property LOC {cells_filter(ip_name, gt_type)}")
+    cmds.append("reset_property LOC " + cells(f"{ip_name} transceiver channels",
+        cells_filter(ip_name, gt_ref), count=n))
     for lane, site in enumerate(gt_channels):
-        cmds.append(f"set_property LOC {site} {cells_filter(ip_name, gt_type, lane_regexp.format(lane))}")
+        cmds.append(f"set_property LOC {site} " + cells(f"{ip_name} lane {lane}",
+            cells_filter(ip_name, gt_ref, lane_regexp.format(lane)), count=1))
     if block_site is not None:
-        cmds.append(f"reset_property LOC {cells_filter(ip_name, block_type)}")
-        cmds.append(f"set_property LOC {block_site} {cells_filter(ip_name, block_type)}")
+        block = cells(f"{ip_name} integrated block", cells_filter(ip_name, block_ref), count=1)
+        cmds.append(f"reset_property LOC {block}")
+        cmds.append(f"set_property LOC {block_site} {block}")
+    for what, ref, regexp, count in release:
+        cmds.append("reset_property LOC " + cells(f"{ip_name} {what}", cells_filter(ip_name, ref, regexp),
+            **(dict(count=count) if count is not None else dict(at_least=1))))
     return cmds
 
 # Layouts ------------------------------------------------------------------------------------------
@@ -470,28 +491,39 @@ class RootPortPHY(LiteXModule):
         return _sig
 
     # Reset / PERST# -------------------------------------------------------------------------------
-    def _add_reset(self, pads, sys_clk_freq=None, perst_min_time=PERST_MIN_TIME):
+    def _add_reset(self, pads, sys_clk_freq=None, perst_min_time=PERST_MIN_TIME, perst_active_high=False):
         """PERST# to the SSD follows ``perst`` through a ``PERSTSequencer`` (when ``sys_clk_freq`` is
-        known: minimum assertion time); the integrated block is held in reset with it."""
+        known: minimum assertion time); the integrated block is held in reset with it.
+
+        The pad: ``rst_n``/``perst_n`` driven low to assert PERST# (the SSD's own pin, or a carrier
+        that passes it through), or ``perst`` driven high to assert it (``perst_active_high``: an
+        adapter that inverts the pin before the SSD, as the FPGA Drive FMC does,
+        ``soc/fpga_drive_fmc.py``). A pad name that contradicts the polarity is refused."""
         self.ip_rst_n = ip_rst_n = Signal()
-        perst_n = Signal()
         if sys_clk_freq is None:
             perst = self.perst
         else:
             self.perst_sequencer = sequencer = PERSTSequencer(sys_clk_freq, perst_min_time)
             self.comb += sequencer.request.eq(self.perst)
             perst = sequencer.perst
+        perst_pin = Signal(reset=int(bool(perst_active_high))) # The pad's level (asserted at reset).
         self.sync += [
-            perst_n.eq(~perst),
+            perst_pin.eq(perst if perst_active_high else ~perst),
             ip_rst_n.eq(~perst),
         ]
-        self.perst_pad = None
-        if hasattr(pads, "rst_n"):
-            self.comb += pads.rst_n.eq(perst_n)
-            self.perst_pad = pads.rst_n
-        elif hasattr(pads, "perst_n"):
-            self.comb += pads.perst_n.eq(perst_n)
-            self.perst_pad = pads.perst_n
+        names = [n for n in ("rst_n", "perst_n", "perst") if hasattr(pads, n)]
+        if len(names) > 1:
+            raise ValueError(f"PERST# pads: one of rst_n, perst_n (active low) or perst (active high), "
+                f"not {', '.join(names)}.")
+        self.perst_pad = getattr(pads, names[0]) if names else None
+        self.perst_active_high = perst_active_high
+        if names:
+            if (names[0] == "perst") != bool(perst_active_high):
+                raise ValueError(f"PERST# pad {names[0]!r} is active "
+                    f"{'low' if names[0].endswith('_n') else 'high'}, but perst_active_high="
+                    f"{perst_active_high!r}: name the pad 'perst' for a pin driven high to assert PERST#, "
+                    "'rst_n' for one driven low.")
+            self.comb += self.perst_pad.eq(perst_pin)
 
     # Timing constraints ---------------------------------------------------------------------------
     def add_timing_constraints(self, platform, sys_clk, sys_clk_freq):
@@ -502,18 +534,13 @@ class RootPortPHY(LiteXModule):
         ``mr_ff`` rule) or the data path of an ``AsyncFIFO`` (TX/RX datapaths, management port),
         whose RAM output is read only after its write pointer has crossed through a ``MultiReg``.
         The latter gets a ``set_max_delay -datapath_only`` of one period of the destination clock
-        (not a false path): the data must arrive before the synchronized pointer does. The user
-        clock itself is generated by the integrated block from the reference clock, whose period
-        constraint is added with the PHY. PERST# to the SSD is asynchronous at the SSD (its input
-        has no clock): a false path to the pad.
+        (not a false path: the data must arrive before the synchronized pointer does), in the build
+        script's LATE XDC (``soc/vivado.py``): the pcie clock exists only once the IP's constraints
+        (pcie_7x: its TXOUTCLK clock) or the reference clock's ``create_clock`` were read. PERST# to
+        the SSD is asynchronous at the SSD (its input has no clock): a false path to the pad.
         """
-        pcie_clk = self.cd_pcie.clk
-        cmd = "set_max_delay -datapath_only -from [get_clocks -of_objects [get_nets {{src}}]] " \
-              "-to [get_clocks -of_objects [get_nets {{dst}}]] {period:.3f}"
-        platform.add_platform_command(cmd.format(period=1e9/self.user_clk_freq),
-            src=sys_clk, dst=pcie_clk)
-        platform.add_platform_command(cmd.format(period=1e9/sys_clk_freq),
-            src=pcie_clk, dst=sys_clk)
+        from literecorder.soc.vivado import add_clock_crossing
+        add_clock_crossing(platform, sys_clk, sys_clk_freq, self.cd_pcie.clk, self.user_clk_freq)
         if self.perst_pad is not None:
             platform.add_platform_command("set_false_path -to [get_ports {{{perst}}}]",
                 perst=self.perst_pad)

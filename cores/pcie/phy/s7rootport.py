@@ -35,6 +35,7 @@ from litepcie.common import phy_layout
 from litepcie.phy.common import PHYTXDatapath, PHYRXDatapath
 
 from literecorder.cores.pcie.phy.common import *
+from literecorder.cores.pcie.phy.xilinx_ip_params import SiteValue
 
 # S7RXAligner128 -----------------------------------------------------------------------------------
 
@@ -152,6 +153,9 @@ class S7RootPortPHY(RootPortPHY):
     sys_clk_freq : int
         Frequency of the sys clock domain (Hz). When given, PERST# goes through a
         ``PERSTSequencer`` (minimum assertion time ``perst_min_time``, 100 ms by default).
+    perst_active_high : bool
+        The PERST# pad (``perst``) is driven high to assert PERST# (an adapter that inverts it, as
+        the FPGA Drive FMC); False: ``rst_n`` driven low.
     pcie_blk_locn : str
         Integrated block used (IP PCIe_Blk_Locn), ``"X0Y0"`` on parts with one block.
     ip_name : str
@@ -163,7 +167,7 @@ class S7RootPortPHY(RootPortPHY):
     def __init__(self, platform, pads, data_width=128, mem_window=(0xe0000000, 0x100000),
         max_payload_size=256, max_read_request_size=512, root_mps_cap=512, refclk_freq=100e6,
         ip_name="pcie_s7_rp", sys_clk_freq=None, perst_min_time=PERST_MIN_TIME,
-        pcie_blk_locn="X0Y0"):
+        perst_active_high=False, pcie_blk_locn="X0Y0"):
         nlanes = len(pads.tx_p)
         check_choice("nlanes (len(pads.tx_p))", nlanes, [1, 2, 4, 8])
         check_choice("data_width", data_width, [64, 128])
@@ -195,7 +199,7 @@ class S7RootPortPHY(RootPortPHY):
         # # #
 
         # Reset / PERST# ---------------------------------------------------------------------------
-        self._add_reset(pads, sys_clk_freq, perst_min_time)
+        self._add_reset(pads, sys_clk_freq, perst_min_time, perst_active_high)
 
         # Clocking ---------------------------------------------------------------------------------
         refclk = Signal()
@@ -377,6 +381,35 @@ class S7RootPortPHY(RootPortPHY):
             i_cfg_mgmt_wr_readonly       = 0,
             i_cfg_mgmt_wr_rw1c_as_rw     = 0,
 
+            # Flow control (status of the block's credits: unused), error reporting (a root port
+            # reports nothing on behalf of the user logic), block DRP: inputs tied as LitePCIe 2024.12's
+            # S7PCIEPHY ties them (the IP has these ports with its default interfaces).
+            i_fc_sel                     = Constant(0, 3),
+            i_cfg_err_ecrc               = 0,
+            i_cfg_err_ur                 = 0,
+            i_cfg_err_cpl_timeout        = 0,
+            i_cfg_err_cpl_unexpect       = 0,
+            i_cfg_err_cpl_abort          = 0,
+            i_cfg_err_posted             = 0,
+            i_cfg_err_cor                = 0,
+            i_cfg_err_atomic_egress_blocked = 0,
+            i_cfg_err_internal_cor       = 0,
+            i_cfg_err_malformed          = 0,
+            i_cfg_err_mc_blocked         = 0,
+            i_cfg_err_poisoned           = 0,
+            i_cfg_err_norecovery         = 0,
+            i_cfg_err_tlp_cpl_header     = Constant(0, 48),
+            i_cfg_err_locked             = 0,
+            i_cfg_err_acs                = 0,
+            i_cfg_err_internal_uncor     = 0,
+            i_cfg_err_aer_headerlog      = Constant(0, 128),
+            i_cfg_aer_interrupt_msgnum   = Constant(0, 5),
+            i_pcie_drp_clk               = 1,
+            i_pcie_drp_en                = 0,
+            i_pcie_drp_we                = 0,
+            i_pcie_drp_addr              = Constant(0, 9),
+            i_pcie_drp_di                = Constant(0, 16),
+
             # Configuration control.
             i_cfg_trn_pending            = 0,
             i_cfg_pm_halt_aspm_l0s       = 0,
@@ -428,7 +461,7 @@ class S7RootPortPHY(RootPortPHY):
             "Interface_Width"                 : f"{self.data_width}_bit",
             "User_Clk_Freq"                   : int(self.userclk2_freq/1e6),
             "Ref_Clk_Freq"                    : f"{int(self.refclk_freq/1e6)}_MHz",
-            "PCIe_Blk_Locn"                   : self.pcie_blk_locn,
+            "PCIe_Blk_Locn"                   : SiteValue(self.pcie_blk_locn),
             "Device_ID"                       : 7110 + self.nlanes,
             # Class code 060400 (PCI-to-PCI bridge) entered directly, the lookup menus unused.
             "Use_Class_Code_Lookup_Assistant" : "false",
@@ -459,8 +492,9 @@ class S7RootPortPHY(RootPortPHY):
         the IP places its lanes for the board's edge connector by default.
 
         Vivado pre-placement commands (``placement_commands``), which come after the IP's own XDC;
-        like LitePCIe's S7PCIEPHY they also reset the IP's LOCs of its GTXE2_COMMON and, below x8,
-        of its block RAMs, which its XDC ties to the default lane sites."""
+        like LitePCIe's S7PCIEPHY they also reset the IP's LOCs of its GTXE2_COMMON (one per quad)
+        and, below x8, of its block RAMs (at least one), which its XDC ties to the default lane
+        sites."""
         if len(gt_channels) != self.nlanes:
             raise ValueError(f"{self.nlanes} lanes need {self.nlanes} GT channel sites, "
                 f"not {len(gt_channels)}.")
@@ -468,18 +502,18 @@ class S7RootPortPHY(RootPortPHY):
             if not site.startswith("GTXE2_CHANNEL_"):
                 raise ValueError(f"lane {lane}: {site} is not a GTXE2_CHANNEL site.")
         self.placement = (list(gt_channels), pcie_site)
-        cmds = self.platform.toolchain.pre_placement_commands
-        cmds += placement_commands(self.ip_name,
-            gt_type     = "IO.GT.GTXE2_CHANNEL",
+        quads   = (self.nlanes + 3)//4
+        release = [("GTXE2_COMMON", "GTXE2_COMMON", ".*gtx_common\\.gtxe2_common_i", quads)]
+        if self.nlanes != 8:
+            release.append(("block RAMs", "RAMB36E1", ".*genblk.*\\.bram36_tdp_bl\\.bram36_tdp_bl",
+                None))
+        self.platform.toolchain.pre_placement_commands += placement_commands(self.ip_name,
+            gt_ref      = "GTXE2_CHANNEL",
             lane_regexp = ".*pipe_lane\\[{}\\].*",
             gt_channels = gt_channels,
-            block_type  = "HARD_IP.pcie.*",
-            block_site  = pcie_site)
-        cmds.append(f"reset_property LOC [get_cells -hierarchical -filter "
-            f"{{{{NAME=~{self.ip_name}/*gtx_common.gtxe2_common_i}}}}]")
-        if self.nlanes != 8:
-            cmds.append(f"reset_property LOC [get_cells -hierarchical -filter "
-                f"{{{{NAME=~{self.ip_name}/*genblk*.bram36_tdp_bl.bram36_tdp_bl}}}}]")
+            block_ref   = "PCIE_2_1",
+            block_site  = pcie_site,
+            release     = release)
 
     # Finalize -------------------------------------------------------------------------------------
     def do_finalize(self):

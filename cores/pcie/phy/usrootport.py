@@ -35,6 +35,7 @@ from litepcie.phy.common import PHYTXDatapath, PHYRXDatapath
 
 from literecorder.cores.pcie.requester import SHORT_TLP_DWORDS
 from literecorder.cores.pcie.phy.common import *
+from literecorder.cores.pcie.phy.xilinx_ip_params import SiteValue, GEN_SITES
 from literecorder.cores.pcie.phy.xilinx_us_descriptors import *
 
 # Family parameters --------------------------------------------------------------------------------
@@ -174,6 +175,9 @@ class _USRootPortPHY(RootPortPHY):
     sys_clk_freq : int
         Frequency of the sys clock domain (Hz). When given, PERST# goes through a
         ``PERSTSequencer`` (minimum assertion time ``perst_min_time``, 100 ms by default).
+    perst_active_high : bool
+        The PERST# pad (``perst``) is driven high to assert PERST# (an adapter that inverts it, as
+        the FPGA Drive FMC); False: ``rst_n`` driven low.
     pcie_blk_locn : str
         Integrated block used (IP ``pcie_blk_locn``), e.g. ``"X0Y2"``; None: the IP's default.
     gt_quad : int
@@ -194,7 +198,7 @@ class _USRootPortPHY(RootPortPHY):
     def __init__(self, platform, pads, data_width=256, speed="gen3",
         mem_window=(0xe0000000, 0x100000), max_payload_size=256, max_read_request_size=512,
         root_mps_cap=512, ip_name=None, sys_clk_freq=None, perst_min_time=PERST_MIN_TIME,
-        pcie_blk_locn=None, gt_quad=None, channel_loss=None):
+        perst_active_high=False, pcie_blk_locn=None, gt_quad=None, channel_loss=None):
         family = self.family
         f      = _FAMILIES[family]
         nlanes = len(pads.tx_p)
@@ -235,7 +239,7 @@ class _USRootPortPHY(RootPortPHY):
         # # #
 
         # Reset / PERST# ---------------------------------------------------------------------------
-        self._add_reset(pads, sys_clk_freq, perst_min_time)
+        self._add_reset(pads, sys_clk_freq, perst_min_time, perst_active_high)
 
         # Clocking ---------------------------------------------------------------------------------
         refclk    = Signal()
@@ -430,23 +434,28 @@ class _USRootPortPHY(RootPortPHY):
             "PF0_Use_Class_Code_Lookup_Assistant" : "false",
             "PF0_CLASS_CODE"                : "060400",
             "pf0_bar0_enabled"              : "false", # The root port claims no BAR.
-            "type1_membase_memlimit_enable" : "Enabled",
             "pf0_dev_cap_max_payload"       : f"{self.root_mps_cap}_bytes",
             "PF0_INTERRUPT_PIN"             : "NONE",
             "aspm_support"                  : "No_ASPM",
             # PG213/PG156: core clock 250 MHz up to x4 (500 only from Gen3 x8).
             "coreclk_freq"                  : 500 if self.speed == "gen3" and self.nlanes >= 8 else 250,
             "plltype"                       : f["plltype"],
+            "REF_CLK_FREQ"                  : "100_MHz",
         }
+        if self.family == "usp":
+            # The Type 1 memory base/limit registers (pcie4_uscale_plus only: pcie3_ultrascale 4.4 has
+            # no such parameter, xilinx_ip_params.NOT_ON_BLOCK).
+            config["type1_membase_memlimit_enable"] = "Enabled"
         if self.channel_loss is not None:
             # Insertion-loss profile of the lanes' channel and its loss at Nyquist (dB): they set
             # the transceivers' receiver equalization.
             config["ins_loss_profile"], config["INS_LOSS_NYQ"] = self.channel_loss
-        if self.family == "usp":
-            # pcie3_ultrascale: 100 MHz is the IP's default (PG156); the name is not set there.
-            config["REF_CLK_FREQ"] = "100_MHz"
         if self.pcie_blk_locn is not None:
-            config["pcie_blk_locn"] = self.pcie_blk_locn
+            config["pcie_blk_locn"] = SiteValue(self.pcie_blk_locn)
+            # The block's generation flag true, every other one false (as the published complete
+            # parameter lists show them with the block; litex-boards sets them with pcie_blk_locn).
+            for site in GEN_SITES[self.ip]:
+                config[f"gen_{site}"] = "true" if site == self.pcie_blk_locn.lower() else "false"
         if self.gt_quad is not None and self.family == "usp":
             config["en_gt_selection"] = "true"
             config["select_quad"]     = f"GTH_Quad_{self.gt_quad}"
@@ -479,12 +488,20 @@ class _USRootPortPHY(RootPortPHY):
             if not site.startswith(gt + "_"):
                 raise ValueError(f"lane {lane}: {site} is not a {gt} site.")
         self.placement = (list(gt_channels), pcie_site)
+        # UltraScale: the IP is not told the lanes' quad (pcie3_ultrascale's quads per block, PG156),
+        # so its XDC LOCs its GTHE3_COMMON (QPLL, one per quad) on its default quad: released like the
+        # channels, the placer puts it in the quad of the channels it clocks. UltraScale+: the IP's
+        # select_quad places it.
+        release = []
+        if self.family == "us":
+            release.append(("GTHE3_COMMON", "GTHE3_COMMON", ".*", (self.nlanes + 3)//4))
         self.platform.toolchain.pre_placement_commands += placement_commands(self.ip_name,
-            gt_type     = f"ADVANCED.GT.{gt}",
+            gt_ref      = gt,
             lane_regexp = ".*channel_inst\\[{}\\].*",
             gt_channels = gt_channels,
-            block_type  = "ADVANCED.PCIE.*",
-            block_site  = pcie_site)
+            block_ref   = {"us": "PCIE_3_1", "usp": "PCIE40E4"}[self.family],
+            block_site  = pcie_site,
+            release     = release)
 
     # Finalize -------------------------------------------------------------------------------------
     def do_finalize(self):

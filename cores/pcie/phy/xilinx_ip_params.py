@@ -6,10 +6,12 @@
 """Where each CONFIG name (and value) of the root-port IPs comes from.
 
 The root-port PHYs (``s7rootport.py``, ``usrootport.py``) create their integrated block with
-``create_ip`` + ``set_property -dict [list CONFIG.<name> {<value>} ...]``. There is no Vivado on the
-development machines, so every name and value was checked against a published use of the *same*
-IP (or, where noted, of the Xilinx wrapper IP that embeds it and forwards the same-named parameter).
-Facts only: the sources below were read, nothing was copied from them.
+``create_ip -version <IP_VERSIONS[ip]>`` + ``set_property -dict [list CONFIG.<name> {<value>} ...]``.
+There is no Vivado on the development machines, so every name was checked against the complete
+parameter list of the same IP at that version, as Vivado wrote it into a published ``.xci``
+(vendored as test data: ``test/data/xilinx_ip/<ip>.json``, with its origin; the build-script test
+rejects any name absent from it), and every value against a published use of the IP (sources
+below). Facts only: the sources below were read, nothing was copied from them.
 
 Vivado property names are case-insensitive (``DEVICE_PORT_TYPE`` and ``device_port_type`` are one
 property: the sources spell some names both ways); ``confirmed_name()`` compares them that way.
@@ -18,8 +20,12 @@ property: the sources spell some names both ways); ``confirmed_name()`` compares
 # Sources ------------------------------------------------------------------------------------------
 
 SOURCES = {
-    "XCI-7X"       : "ufrisk/pcileech-fpga GBOX/ip/pcie_7x_0.xci (a pcie_7x 3.3 instance: every "
-                     "parameter of the IP with its value)",
+    "XCI-7X"       : "ufrisk/pcileech-fpga GBOX/ip/pcie_7x_0.xci @ f38b169 (pcie_7x 3.3, Vivado "
+                     "2023.2: every parameter of the IP with its value)",
+    "XCI-US"       : "corundum/corundum fpga/mqnic/ExaNIC_X10/fpga/ip/pcie3_ultrascale_0.xci @ 835abf9 "
+                     "(pcie3_ultrascale 4.4, Vivado 2019.1: every parameter of the IP with its value)",
+    "XCI-USP"      : "SS1234567890/corundum_13p ip/pcie4_uscale_plus_0/pcie4_uscale_plus_0.xci @ 4a5fd52 "
+                     "(pcie4_uscale_plus 1.3, Vivado 2022.2: every parameter of the IP with its value)",
     "LITEPCIE"     : "LitePCIe 2024.12 (installed package) litepcie/phy/s7pciephy.py, uspciephy.py, "
                      "usppciephy.py: the endpoint configurations of the same IPs",
     "LITEPCIE-RP"  : "enjoy-digital/litepcie a71443e (2026-06) litepcie/phy/s7pciephy.py, uspciephy.py, "
@@ -36,7 +42,7 @@ SOURCES = {
                      "(pcie4_uscale_plus: ins_loss_profile, pcie_blk_locn, en_gt_selection, select_quad)",
     "LITEX-BOARDS" : "litex-hub/litex-boards litex_boards/targets/alibaba_vu13p.py, alinx_axau15.py "
                      "(USPPCIEPHY, i.e. pcie4_uscale_plus: mode_selection, en_gt_selection, select_quad "
-                     "GTx_Quad_nnn, pcie_blk_locn X0Yn, REF_CLK_FREQ 100_MHz)",
+                     "GTx_Quad_nnn, pcie_blk_locn X0Yn with gen_x<n>y<n> true, REF_CLK_FREQ 100_MHz)",
     "OPSERO"       : "fpgadeveloper/fpga-drive-aximm-pcie Vivado/src/bd/bd_mb.tcl (KCU105: axi_pcie3, the "
                      "AXI bridge built on pcie3_ultrascale) and bd_zynqmp.tcl (ZCU106: xdma, built on "
                      "pcie4_uscale_plus): the FPGA Drive FMC's own root-port settings",
@@ -48,7 +54,25 @@ SOURCES = {
     "PCI-CLASS"    : "PCI Code and ID Assignment: class 06h (bridge) / 04h (PCI-to-PCI) / 00h",
 }
 
-# Confirmed CONFIG names per IP: {name: (source of the name, source of our value)} -----------------
+# IP versions --------------------------------------------------------------------------------------
+
+#: The version of each IP the PHYs create (``create_ip -version``): that of its complete parameter
+#: list (XCI-7X, XCI-US, XCI-USP), the list every name below was checked against.
+IP_VERSIONS = {
+    "pcie_7x"           : "3.3",
+    "pcie3_ultrascale"  : "4.4",
+    "pcie4_uscale_plus" : "1.3",
+}
+
+#: The ``gen_x<n>y<n>`` flags of each IP's integrated blocks (XCI-US, XCI-USP: the flag of the block
+#: ``pcie_blk_locn`` names is true, every other one false; litex-boards sets them with the block).
+GEN_SITES = {
+    "pcie_7x"           : [],
+    "pcie3_ultrascale"  : [f"x0y{y}" for y in range(6)],
+    "pcie4_uscale_plus" : [f"x{x}y{y}" for x in range(2) for y in range(6)],
+}
+
+# CONFIG names per IP: {name: (source of the name, source of our value)} -----------------------------
 
 IP_PARAMS = {
     "pcie_7x": {
@@ -60,7 +84,7 @@ IP_PARAMS = {
         "Trgt_Link_Speed"                 : ("XCI-7X",      "LITEPCIE"),
         "Interface_Width"                 : ("XCI-7X",      "PG054"),
         "User_Clk_Freq"                   : ("XCI-7X",      "PG054"),
-        "Ref_Clk_Freq"                    : ("LITEPCIE",    "PG054"),
+        "Ref_Clk_Freq"                    : ("XCI-7X",      "PG054"),
         "PCIe_Blk_Locn"                   : ("XCI-7X",      "LITEPCIE"),
         "Device_ID"                       : ("XCI-7X",      "LITEPCIE"),
         "Use_Class_Code_Lookup_Assistant" : ("XCI-7X",      "CONNECTAL"),
@@ -73,70 +97,70 @@ IP_PARAMS = {
         "IntX_Generation"                 : ("XCI-7X",      "LITEPCIE"),
     },
     "pcie3_ultrascale": {
-        "Component_Name"                      : ("LITEPCIE",    "LITEPCIE"),
-        "mode_selection"                      : ("CORUNDUM-US", "CORUNDUM-US"),
-        "device_port_type"                    : ("LITEPCIE-RP", "LITEPCIE-RP OPSERO"),
-        "PL_LINK_CAP_MAX_LINK_WIDTH"          : ("CORUNDUM-US", "LITEPCIE"),
-        "PL_LINK_CAP_MAX_LINK_SPEED"          : ("CORUNDUM-US", "CORUNDUM-US"),
-        "axisten_if_width"                    : ("CORUNDUM-US", "PG156"),
-        "axisten_freq"                        : ("CORUNDUM-US", "PG156 OPSERO"),
-        "AXISTEN_IF_RC_STRADDLE"              : ("CORUNDUM-US", "LITEPCIE"),
-        "axisten_if_enable_client_tag"        : ("CORUNDUM-US", "LITEPCIE"),
-        "extended_tag_field"                  : ("CORUNDUM-US", "CORUNDUM-US"),
-        "PF0_DEVICE_ID"                       : ("CORUNDUM-US", "OPSERO"),
-        "PF0_Use_Class_Code_Lookup_Assistant" : ("CORUNDUM-US", "OPSERO"),
-        "PF0_CLASS_CODE"                      : ("CORUNDUM-US", "OPSERO PCI-CLASS"),
-        "pf0_dev_cap_max_payload"             : ("CORUNDUM-US", "CORUNDUM-US"),
-        "PF0_INTERRUPT_PIN"                   : ("CORUNDUM-US", "LITEPCIE"),
-        "aspm_support"                        : ("LITEPCIE",    "LITEPCIE"),
-        "coreclk_freq"                        : ("LITEPCIE",    "PG156 OPSERO"),
-        "plltype"                             : ("LITEPCIE",    "LITEPCIE OPSERO"),
-        # Names seen on axi_pcie3 (OPSERO, KCU105), the bridge IP that embeds pcie3_ultrascale, not
-        # on pcie3_ultrascale itself: see doc/boards.md "IP parameters confirmed only on a wrapper".
-        "pcie_blk_locn"                       : ("OPSERO",      "OPSERO"),
-        "pf0_bar0_enabled"                    : ("OPSERO",      "OPSERO"),
-        "ins_loss_profile"                    : ("OPSERO",      "OPSERO"),
-        "INS_LOSS_NYQ"                        : ("OPSERO",      "OPSERO"),
-        "type1_membase_memlimit_enable"       : ("OPSERO",      "OPSERO"),
+        "Component_Name"                      : ("XCI-US",  "LITEPCIE"),
+        "mode_selection"                      : ("XCI-US",  "CORUNDUM-US"),
+        "device_port_type"                    : ("XCI-US",  "LITEPCIE-RP OPSERO"),
+        "PL_LINK_CAP_MAX_LINK_WIDTH"          : ("XCI-US",  "LITEPCIE"),
+        "PL_LINK_CAP_MAX_LINK_SPEED"          : ("XCI-US",  "CORUNDUM-US"),
+        "axisten_if_width"                    : ("XCI-US",  "PG156"),
+        "axisten_freq"                        : ("XCI-US",  "PG156 OPSERO"),
+        "AXISTEN_IF_RC_STRADDLE"              : ("XCI-US",  "LITEPCIE"),
+        "axisten_if_enable_client_tag"        : ("XCI-US",  "LITEPCIE"),
+        "extended_tag_field"                  : ("XCI-US",  "CORUNDUM-US"),
+        "PF0_DEVICE_ID"                       : ("XCI-US",  "OPSERO"),
+        "PF0_Use_Class_Code_Lookup_Assistant" : ("XCI-US",  "OPSERO"),
+        "PF0_CLASS_CODE"                      : ("XCI-US",  "OPSERO PCI-CLASS"),
+        "pf0_dev_cap_max_payload"             : ("XCI-US",  "CORUNDUM-US"),
+        "PF0_INTERRUPT_PIN"                   : ("XCI-US",  "LITEPCIE"),
+        "aspm_support"                        : ("XCI-US",  "LITEPCIE"),
+        "coreclk_freq"                        : ("XCI-US",  "PG156 OPSERO"),
+        "plltype"                             : ("XCI-US",  "LITEPCIE OPSERO"),
+        "REF_CLK_FREQ"                        : ("XCI-US",  "PG156 XCI-US"),
+        "pcie_blk_locn"                       : ("XCI-US",  "OPSERO XCI-US"),
+        "pf0_bar0_enabled"                    : ("XCI-US",  "OPSERO"),
+        "ins_loss_profile"                    : ("XCI-US",  "OPSERO"),
+        "INS_LOSS_NYQ"                        : ("XCI-US",  "OPSERO"),
+        **{f"gen_{s}"                         : ("XCI-US",  "XCI-US LITEX-BOARDS") for s in GEN_SITES["pcie3_ultrascale"]},
     },
     "pcie4_uscale_plus": {
-        "Component_Name"                      : ("LITEPCIE",     "LITEPCIE"),
-        "mode_selection"                      : ("CORUNDUM-USP", "LITEX-BOARDS"),
-        "device_port_type"                    : ("LITEPCIE-RP",  "LITEPCIE-RP OPSERO"),
-        "PL_LINK_CAP_MAX_LINK_WIDTH"          : ("CORUNDUM-USP", "LITEPCIE"),
-        "PL_LINK_CAP_MAX_LINK_SPEED"          : ("CORUNDUM-USP", "CORUNDUM-USP"),
-        "axisten_if_width"                    : ("CORUNDUM-USP", "PG213"),
-        "axisten_freq"                        : ("CORUNDUM-USP", "PG213 OPSERO"),
-        "AXISTEN_IF_RC_STRADDLE"              : ("CORUNDUM-USP", "LITEPCIE"),
-        "axisten_if_enable_client_tag"        : ("CORUNDUM-USP", "LITEPCIE"),
-        "extended_tag_field"                  : ("CORUNDUM-USP", "CORUNDUM-USP"),
-        "PF0_DEVICE_ID"                       : ("CORUNDUM-USP", "OPSERO"),
-        "PF0_Use_Class_Code_Lookup_Assistant" : ("CORUNDUM-USP", "OPSERO"),
-        "PF0_CLASS_CODE"                      : ("CORUNDUM-USP", "LITEPCIE-RP OPSERO PCI-CLASS"),
-        "pf0_dev_cap_max_payload"             : ("CAPI2",        "CAPI2"),
-        "PF0_INTERRUPT_PIN"                   : ("LITEPCIE",     "LITEPCIE"),
-        "aspm_support"                        : ("LITEPCIE",     "LITEPCIE"),
-        "coreclk_freq"                        : ("LITEPCIE",     "PG213 OPSERO"),
-        "plltype"                             : ("LITEPCIE",     "OPSERO"),
-        "REF_CLK_FREQ"                        : ("LITEX-BOARDS", "LITEX-BOARDS"),
-        "pcie_blk_locn"                       : ("LITEX-BOARDS CAPI2", "OPSERO"),
-        "en_gt_selection"                     : ("CORUNDUM-USP CAPI2 LITEX-BOARDS", "OPSERO"),
-        "select_quad"                         : ("CAPI2 LITEX-BOARDS", "OPSERO"),
-        "ins_loss_profile"                    : ("CAPI2",        "OPSERO"),
-        # Names seen on xdma (OPSERO, ZCU106), the IP that embeds pcie4_uscale_plus, not on
-        # pcie4_uscale_plus itself: see doc/boards.md "IP parameters confirmed only on a wrapper".
-        "pf0_bar0_enabled"                    : ("OPSERO",       "OPSERO"),
-        "INS_LOSS_NYQ"                        : ("OPSERO",       "OPSERO"),
-        "type1_membase_memlimit_enable"       : ("OPSERO",       "OPSERO"),
+        "Component_Name"                      : ("XCI-USP", "LITEPCIE"),
+        "mode_selection"                      : ("XCI-USP", "LITEX-BOARDS"),
+        "device_port_type"                    : ("XCI-USP", "LITEPCIE-RP OPSERO"),
+        "PL_LINK_CAP_MAX_LINK_WIDTH"          : ("XCI-USP", "LITEPCIE"),
+        "PL_LINK_CAP_MAX_LINK_SPEED"          : ("XCI-USP", "CORUNDUM-USP"),
+        "axisten_if_width"                    : ("XCI-USP", "PG213"),
+        "axisten_freq"                        : ("XCI-USP", "PG213 OPSERO"),
+        "AXISTEN_IF_RC_STRADDLE"              : ("XCI-USP", "LITEPCIE"),
+        "axisten_if_enable_client_tag"        : ("XCI-USP", "LITEPCIE"),
+        "extended_tag_field"                  : ("XCI-USP", "CORUNDUM-USP"),
+        "PF0_DEVICE_ID"                       : ("XCI-USP", "OPSERO"),
+        "PF0_Use_Class_Code_Lookup_Assistant" : ("XCI-USP", "OPSERO"),
+        "PF0_CLASS_CODE"                      : ("XCI-USP", "LITEPCIE-RP OPSERO PCI-CLASS"),
+        "pf0_dev_cap_max_payload"             : ("XCI-USP", "CAPI2"),
+        "PF0_INTERRUPT_PIN"                   : ("XCI-USP", "LITEPCIE"),
+        "aspm_support"                        : ("XCI-USP", "LITEPCIE"),
+        "coreclk_freq"                        : ("XCI-USP", "PG213 OPSERO"),
+        "plltype"                             : ("XCI-USP", "OPSERO"),
+        "REF_CLK_FREQ"                        : ("XCI-USP", "LITEX-BOARDS"),
+        "pcie_blk_locn"                       : ("XCI-USP", "OPSERO XCI-USP"),
+        "en_gt_selection"                     : ("XCI-USP", "OPSERO"),
+        "select_quad"                         : ("XCI-USP", "OPSERO"),
+        "ins_loss_profile"                    : ("XCI-USP", "OPSERO"),
+        "pf0_bar0_enabled"                    : ("XCI-USP", "OPSERO"),
+        "INS_LOSS_NYQ"                        : ("XCI-USP", "OPSERO"),
+        "type1_membase_memlimit_enable"       : ("XCI-USP", "OPSERO"),
+        **{f"gen_{s}"                         : ("XCI-USP", "XCI-USP LITEX-BOARDS") for s in GEN_SITES["pcie4_uscale_plus"]},
     },
 }
 
-# Names whose only published use is on a wrapper IP (listed in the TCL comment and doc/boards.md).
-WRAPPER_ONLY = {
+#: Names that the published designs set on an IP that embeds the block's IP but that the block's IP
+#: itself does not have at IP_VERSIONS (its complete parameter list): never set.
+#: ``type1_membase_memlimit_enable`` is an option of xdma/axi_pcie3 and of pcie4_uscale_plus (XCI-USP),
+#: not of pcie3_ultrascale 4.4 (XCI-US); Opsero sets it on xdma only (bd_mb.tcl, bd_zynqmp.tcl).
+NOT_ON_BLOCK = {
     "pcie_7x"           : [],
-    "pcie3_ultrascale"  : ["pcie_blk_locn", "pf0_bar0_enabled", "ins_loss_profile", "INS_LOSS_NYQ",
-                           "type1_membase_memlimit_enable"],
-    "pcie4_uscale_plus" : ["pf0_bar0_enabled", "INS_LOSS_NYQ", "type1_membase_memlimit_enable"],
+    "pcie3_ultrascale"  : ["type1_membase_memlimit_enable"],
+    "pcie4_uscale_plus" : [],
 }
 
 def confirmed_name(ip, name):
@@ -145,3 +169,11 @@ def confirmed_name(ip, name):
         if n.lower() == name.lower():
             return n
     return None
+
+# Values in the form of the IP's default ----------------------------------------------------------
+
+class SiteValue(str):
+    """A site parameter's value (``pcie_blk_locn``: ``X0Y1``) that the build script writes in the
+    form of the IP's own default (``literec_site_value``): bare as in the published complete
+    parameter lists (XCI-US, XCI-USP), or with the default's prefix should Vivado's default carry one
+    (Opsero's ``bd_zynqmp.tcl`` derives the value the same way since its Vivado 2024.1 port)."""

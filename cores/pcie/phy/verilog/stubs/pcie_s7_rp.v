@@ -7,7 +7,10 @@
 //
 // Lint-only black box of the pcie_7x integrated block generated as `pcie_s7_rp` (root port).
 // Port list: Vivado synthesis stub of pcie_7x (pcie2_top) plus the PIPE clock ports of the
-// "shared logic in example design" configuration that LitePCIe's S7PCIEPHY also drives (PG054).
+// "shared logic in example design" configuration that LitePCIe's S7PCIEPHY also drives (PG054), and
+// the ports of the interfaces the IP has by default (err_reporting_if, cfg_fc_if: true unless set,
+// ufrisk/pcileech-fpga GBOX/ip/pcie_7x_0.xci) and of its block DRP: flow control, error reporting,
+// AER, DRP (widths of the pcie_7x example design's top and of that .xci's port list).
 // `RP_DATA_WIDTH` (64/128) and `RP_NLANES` (1/2/4/8) select the generated configuration.
 
 `ifndef RP_DATA_WIDTH
@@ -147,6 +150,46 @@ module pcie_s7_rp (
   input                       pl_transmit_hot_rst,
   input                       pl_downstream_deemph_source,
   output [6:0]                cfg_vc_tcvc_map,
+  // Flow control.
+  output [11:0]               fc_cpld,
+  output [7:0]                fc_cplh,
+  output [11:0]               fc_npd,
+  output [7:0]                fc_nph,
+  output [11:0]               fc_pd,
+  output [7:0]                fc_ph,
+  input  [2:0]                fc_sel,
+  // Error reporting, AER.
+  input                       cfg_err_ecrc,
+  input                       cfg_err_ur,
+  input                       cfg_err_cpl_timeout,
+  input                       cfg_err_cpl_unexpect,
+  input                       cfg_err_cpl_abort,
+  input                       cfg_err_posted,
+  input                       cfg_err_cor,
+  input                       cfg_err_atomic_egress_blocked,
+  input                       cfg_err_internal_cor,
+  input                       cfg_err_malformed,
+  input                       cfg_err_mc_blocked,
+  input                       cfg_err_poisoned,
+  input                       cfg_err_norecovery,
+  input  [47:0]               cfg_err_tlp_cpl_header,
+  output                      cfg_err_cpl_rdy,
+  input                       cfg_err_locked,
+  input                       cfg_err_acs,
+  input                       cfg_err_internal_uncor,
+  input  [127:0]              cfg_err_aer_headerlog,
+  input  [4:0]                cfg_aer_interrupt_msgnum,
+  output                      cfg_err_aer_headerlog_set,
+  output                      cfg_aer_ecrc_check_en,
+  output                      cfg_aer_ecrc_gen_en,
+  // Block DRP.
+  input                       pcie_drp_clk,
+  input                       pcie_drp_en,
+  input                       pcie_drp_we,
+  input  [8:0]                pcie_drp_addr,
+  input  [15:0]               pcie_drp_di,
+  output                      pcie_drp_rdy,
+  output [15:0]               pcie_drp_do,
   input                       sys_clk,
   input                       sys_rst_n
 );
