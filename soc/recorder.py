@@ -140,7 +140,7 @@ def add_nvme_port(soc, index, phy, with_bench=True):
         "PCIE_BAR_BASE":          PCIE_BAR_BASE,
         "PCIE_DRAM_WINDOW_BASE":  main_ram_base + offset,
         "PCIE_DRAM_WINDOW_SIZE":  size,
-        "PCIE_ROOT_MPS":          phy.root_mps_cap,
+        "PCIE_ROOT_MPS":          phy.max_payload_size,
         "PCIE_ROOT_LINK_GEN":     phy.root_link_cap[0],
         "PCIE_ROOT_LINK_WIDTH":   phy.root_link_cap[1],
         # Encoding of the link status CSR's LTSSM field: 1 = 7-series pl_ltssm_state (PG054),

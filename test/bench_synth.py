@@ -143,6 +143,7 @@ class RootPortPHYStandIn:
         check_data_width(data_width)
         self.data_width   = data_width
         self.root_mps_cap = root_mps_cap
+        self.max_payload_size = root_mps_cap
         self.root_link_cap = (4, 8)
         self.sink         = stream.Endpoint(phy_layout(data_width))
         self.source       = stream.Endpoint(phy_layout(data_width))

@@ -36,6 +36,7 @@ class PHYStub:
     def __init__(self, dw=DW):
         self.data_width   = dw
         self.root_mps_cap = 512
+        self.max_payload_size = 512
         self.sink         = stream.Endpoint(phy_layout(dw))    # Root complex -> device.
         self.source       = stream.Endpoint(phy_layout(dw))    # Device -> root complex.
         self.link_up, self.link_gen, self.link_width = Signal(), Signal(3), Signal(4)

@@ -154,6 +154,10 @@ def test_root_port_interface(family, tmp_path):
     dw       = phy.data_width
     assert dw == {"s7": 128, "us": 256, "usp": 256}[family]
     assert phy.nlanes == 4 and phy.root_mps_cap == 512
+    # The root port accepts every TLP the SSD may send: its own DevCtl MPS is the MPS the BIOS caps
+    # the SSD's with (ROOT_CAPS; an SSD allowed 512 B behind a root port at 256 B sends malformed TLPs).
+    assert phy.max_payload_size == phy.root_mps_cap == 512
+    assert phy.configuration.max_payload_size == phy.max_payload_size
     assert phy.endianness == {"s7": "big", "us": "little", "usp": "little"}[family]
     for ep in [phy.sink, phy.source]:
         assert ep.description.payload_layout == phy_layout(dw).payload_layout

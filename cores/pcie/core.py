@@ -90,7 +90,7 @@ class RCRootComplex(LiteXModule):
             CSRField("dma_enable", size=1, reset=0, description="Serve the device's DMA in the windows (0: every request is refused)."),
             CSRField("mps_log2", size=4, offset=8, reset=MPS_LOG2_RESET, description="log2 of the Max Payload Size programmed in the device (7: 128 B ... 12: 4 KiB): completions are split at this size."),
         ])
-        self._root_caps = CSRStatus(32, reset=phy.root_mps_cap, description="Max Payload Size supported by the root port (bytes).")
+        self._root_caps = CSRStatus(32, reset=phy.max_payload_size, description="Max Payload Size programmed in the root port (bytes): the largest TLP it accepts; the SSD's MPS is programmed as min(device, this).")
         self.comb += [
             self._link.fields.up.eq(phy.link_up),
             self._link.fields.gen.eq(phy.link_gen),
@@ -100,6 +100,13 @@ class RCRootComplex(LiteXModule):
             cpl.enable.eq(self._control.fields.dma_enable),
             cpl.mps_log2.eq(self._control.fields.mps_log2),
         ]
+
+        # Received TLPs the hard block marked discontinue (UltraScale(+): discarded by the PHY; the
+        # simulation PHY has no such mark).
+        if hasattr(phy, "discontinued"):
+            self._discontinued = CSRStatus(32, description="Received TLPs the integrated block marked "
+                "``discontinue`` (an uncorrectable error), discarded by the PHY.")
+            self.comb += self._discontinued.status.eq(phy.discontinued)
 
         # Requester.
         self._req_adr_lo = CSRStorage(32, description="Request address [31:0]: memory byte address, or configuration ECAM layout (bus 27:20, device 19:15, function 14:12, register 11:2).")

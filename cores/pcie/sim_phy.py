@@ -28,6 +28,7 @@ class SimRootPortPHY(LiteXModule):
         check_data_width(data_width)
         self.data_width   = data_width
         self.root_mps_cap = root_mps_cap
+        self.max_payload_size = root_mps_cap   # The largest TLP the root port accepts.
         self.root_link_cap = (4, 8)   # (generation, lanes): the simulated link trains to the SSD's.
         self.sink         = sink   = stream.Endpoint(phy_layout(data_width))
         self.source       = source = stream.Endpoint(phy_layout(data_width))

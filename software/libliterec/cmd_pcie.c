@@ -295,14 +295,14 @@ static void pcie_stats_handler(int nb_params, char **params)
 	printf("  refused: %lu reads (UR), %lu writes dropped, %lu poisoned, %lu malformed; last refused address 0x%llx\n",
 		(unsigned long)c.rd_refused, (unsigned long)c.wr_refused, (unsigned long)c.poisoned,
 		(unsigned long)c.malformed, (unsigned long long)c.refused_adr);
-	printf("  unsupported TLPs %lu, unexpected completions %lu, request timeouts %lu, doorbells %lu\n",
+	printf("  unsupported TLPs %lu, unexpected completions %lu, request timeouts %lu, doorbells %lu, discontinued %lu\n",
 		(unsigned long)c.unsupported, (unsigned long)c.unexpected, (unsigned long)c.timeouts,
-		(unsigned long)c.doorbells);
-	printf("RESULT name=pcie_stats port=%d rd_served=%lu wr_bytes=%llu rd_refused=%lu wr_refused=%lu poisoned=%lu malformed=%lu refused_adr=0x%llx unsupported=%lu unexpected=%lu timeouts=%lu doorbells=%lu\n",
+		(unsigned long)c.doorbells, (unsigned long)c.discontinued);
+	printf("RESULT name=pcie_stats port=%d rd_served=%lu wr_bytes=%llu rd_refused=%lu wr_refused=%lu poisoned=%lu malformed=%lu refused_adr=0x%llx unsupported=%lu unexpected=%lu timeouts=%lu doorbells=%lu discontinued=%lu\n",
 		port, (unsigned long)c.rd_served, (unsigned long long)c.wr_bytes, (unsigned long)c.rd_refused,
 		(unsigned long)c.wr_refused, (unsigned long)c.poisoned, (unsigned long)c.malformed,
 		(unsigned long long)c.refused_adr, (unsigned long)c.unsupported, (unsigned long)c.unexpected,
-		(unsigned long)c.timeouts, (unsigned long)c.doorbells);
+		(unsigned long)c.timeouts, (unsigned long)c.doorbells, (unsigned long)c.discontinued);
 }
 define_literec_command(pcie_stats, pcie_stats_handler, "Root-complex counters (refused DMA, errors): pcie_stats [port]");
 

@@ -492,6 +492,11 @@ void pcie_read_counters(int port, struct pcie_counters *c)
 	c->timeouts    = RD(port, TIMEOUTS);
 	c->doorbells   = RD(port, DOORBELLS);
 	c->refused_adr = ((uint64_t)RD(port, REFUSED_ADR_HI) << 32) | RD(port, REFUSED_ADR_LO);
+#ifdef CSR_PCIE0_DISCONTINUED_ADDR
+	c->discontinued = RD(port, DISCONTINUED);
+#else
+	c->discontinued = 0;
+#endif
 }
 
 #endif /* CSR_PCIE0_BASE */

@@ -89,6 +89,7 @@ struct pcie_counters {
 	uint64_t wr_bytes;
 	uint32_t unsupported, unexpected, timeouts, doorbells;
 	uint64_t refused_adr;
+	uint32_t discontinued;   /* TLPs the hard block marked discontinue (boards; 0 in simulation) */
 };
 void pcie_read_counters(int port, struct pcie_counters *c);
 

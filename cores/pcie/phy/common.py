@@ -233,6 +233,7 @@ class RootPortConfiguration(LiteXModule):
         extended_tags=True, timeout=1024):
         mem_base, mem_size = check_memory_window(mem_window)
         check_payload_sizes(max_payload_size, max_read_request_size, root_mps_cap=4096)
+        self.max_payload_size = max_payload_size
         self.link_up     = Signal() # In: data link layer up.
         self.ready       = Signal() # Out: programmed since the last link-up.
         self.error       = Signal() # Out: an access failed or no PCIe capability was found.

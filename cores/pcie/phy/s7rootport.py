@@ -147,7 +147,9 @@ class S7RootPortPHY(RootPortPHY):
         Base and size of the non-prefetchable window holding the SSD's BAR0 (1 MiB granularity,
         below 4 GiB).
     max_payload_size, max_read_request_size : int
-        DevCtl MPS (capped by the root port's DevCap) and MRRS of the root port.
+        DevCtl MPS (capped by the root port's DevCap) and MRRS of the root port. MPS defaults to
+        ``root_mps_cap``: the root port must accept every TLP the SSD may send, and the BIOS programs
+        the SSD's MPS as min(device, this) (``ROOT_CAPS``), never above the root port's.
     root_mps_cap : int
         Max Payload Size the root port supports (IP Max_Payload_Size), 128 to 1024.
     sys_clk_freq : int
@@ -165,7 +167,7 @@ class S7RootPortPHY(RootPortPHY):
     ltssm_s7   = True       # `ltssm` in pcie_7x's pl_ltssm_state encoding (PG054).
 
     def __init__(self, platform, pads, data_width=128, mem_window=(0xe0000000, 0x100000),
-        max_payload_size=256, max_read_request_size=512, root_mps_cap=512, refclk_freq=100e6,
+        max_payload_size=None, max_read_request_size=512, root_mps_cap=512, refclk_freq=100e6,
         ip_name="pcie_s7_rp", sys_clk_freq=None, perst_min_time=PERST_MIN_TIME,
         perst_active_high=False, pcie_blk_locn="X0Y0"):
         nlanes = len(pads.tx_p)
@@ -178,12 +180,15 @@ class S7RootPortPHY(RootPortPHY):
                 f"{data_width}-bit is allowed for {allowed} lanes).")
         check_choice("refclk_freq", refclk_freq, [100e6, 125e6, 250e6])
         check_choice("root_mps_cap", root_mps_cap, [128, 256, 512, 1024])
+        if max_payload_size is None:
+            max_payload_size = root_mps_cap
         check_payload_sizes(max_payload_size, max_read_request_size, root_mps_cap)
         check_memory_window(mem_window)
         self.platform        = platform
         self.data_width      = data_width
         self.nlanes          = nlanes
         self.root_mps_cap    = root_mps_cap
+        self.max_payload_size = max_payload_size  # DevCtl MPS of the root port: the largest TLP it accepts.
         self.refclk_freq     = refclk_freq
         self.ip_name         = ip_name
         self.speed           = "gen2"

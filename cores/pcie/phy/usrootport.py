@@ -169,7 +169,9 @@ class _USRootPortPHY(RootPortPHY):
     mem_window : (int, int)
         Base and size of the non-prefetchable window holding the SSD's BAR0.
     max_payload_size, max_read_request_size : int
-        DevCtl MPS (capped by the root port's DevCap) and MRRS of the root port.
+        DevCtl MPS (capped by the root port's DevCap) and MRRS of the root port. MPS defaults to
+        ``root_mps_cap``: the root port must accept every TLP the SSD may send, and the BIOS programs
+        the SSD's MPS as min(device, this) (``ROOT_CAPS``), never above the root port's.
     root_mps_cap : int
         Max Payload Size the root port supports (``pf0_dev_cap_max_payload``), 128 to 1024.
     sys_clk_freq : int
@@ -196,7 +198,7 @@ class _USRootPortPHY(RootPortPHY):
     family     = None
 
     def __init__(self, platform, pads, data_width=256, speed="gen3",
-        mem_window=(0xe0000000, 0x100000), max_payload_size=256, max_read_request_size=512,
+        mem_window=(0xe0000000, 0x100000), max_payload_size=None, max_read_request_size=512,
         root_mps_cap=512, ip_name=None, sys_clk_freq=None, perst_min_time=PERST_MIN_TIME,
         perst_active_high=False, pcie_blk_locn=None, gt_quad=None, channel_loss=None):
         family = self.family
@@ -209,6 +211,8 @@ class _USRootPortPHY(RootPortPHY):
             raise ValueError(f"{speed} x{nlanes} needs more than {data_width} bits at 250 MHz: "
                 f"use data_width=256 or fewer lanes.")
         check_choice("root_mps_cap", root_mps_cap, [128, 256, 512, 1024])
+        if max_payload_size is None:
+            max_payload_size = root_mps_cap
         check_payload_sizes(max_payload_size, max_read_request_size, root_mps_cap)
         check_memory_window(mem_window)
         if channel_loss is not None:
@@ -222,6 +226,7 @@ class _USRootPortPHY(RootPortPHY):
         self.nlanes           = nlanes
         self.speed            = speed
         self.root_mps_cap     = root_mps_cap
+        self.max_payload_size = max_payload_size  # DevCtl MPS of the root port: the largest TLP it accepts.
         self.root_link_cap    = (int(speed[3:]), nlanes)   # (generation, lanes) the root port can train.
         self.ip               = f["ip"]
         self.ip_name          = ip_name or f["ip_name"]
