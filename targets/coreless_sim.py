@@ -57,9 +57,9 @@ class CorelessSimBuild(SimBuild):
         cfg = SimConfig()
         cfg.add_clocker("sys_clk", freq_hz=self.sys_clk_freq)
         cfg.add_module("serial2tcp", "serial", args={"port": self.bridge_port or 1})
-        for i, dev in enumerate(devices or []):
-            if dev is not None:                 # None: nothing on that port (no drive).
-                cfg.add_module(dev[0], ("pcie", i), args=dev[1])
+        for i, (module, args) in enumerate(devices or []):
+            if module is not None:              # (None, {}): nothing on that port (no drive).
+                cfg.add_module(module, ("pcie", i), args=args)
         return cfg
 
     def csr_fields(self):
