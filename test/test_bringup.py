@@ -505,7 +505,7 @@ def test_bringup_bar_refused(opts, detail):
     (dict(sqes=0x55), "IDENTIFY-CONTROLLER", 0x55),      # No 64-byte submission entries.
     (dict(cqes=0x33), "IDENTIFY-CONTROLLER", 0x33),
     (dict(nsid=0), "IDENTIFY-NS-LIST", 0),               # No active namespace.
-    (dict(lbads=13), "IDENTIFY-NAMESPACE", 13),          # 8 KiB LBAs.
+    (dict(lbads=13), "IDENTIFY-NAMESPACE", 0x10),        # 8 KiB LBAs: 0x10 | format 0.
     (dict(nsze=0), "IDENTIFY-NAMESPACE", 0),
 ])
 def test_bringup_unsupported(opts, step, detail):

@@ -211,21 +211,22 @@ class _RequesterAccess(LiteXModule):
 class _AdminWindow(LiteXModule):
     """The admin queues and the Identify data page as an on-chip window with no memory behind it.
 
-    Device reads of the window return the submission queue entry of the command in flight
-    (``opcode``, ``cid``, ``nsid``, ``prp1``, ``cdw10``, ``cdw11``; every other dword 0), whatever
-    the slot. Device writes are watched: the completion entry at ``head`` with the expected phase and
-    CID sets ``cqe`` (``cqe_dw0``, ``cqe_status``); the Identify fields the bring-up uses are taken
-    into registers (``clear`` empties them before a command)."""
-    def __init__(self, window):
+    Device reads of the window return the submission queue entry of the command in flight, whatever
+    the slot: entry ``command`` of ``commands`` (opcode, NSID, PRP1, CDW10, CDW11: integers or
+    signals; every other dword 0) with ``cid``. Device writes are watched: the completion entry at
+    ``head`` with the expected phase and CID sets ``cqe`` (``cqe_status``); the Identify fields the
+    bring-up uses are taken into registers as they pass (``clear`` empties them before a command).
+    """
+    def __init__(self, window, commands):
         dw  = window.data_width
         bb  = dw//8
-        self.opcode, self.cid, self.nsid = Signal(8), Signal(16), Signal(32)
-        self.prp1, self.cdw10, self.cdw11 = Signal(32), Signal(32), Signal(32)
+        self.command    = Signal(max=max(len(commands), 2))
+        self.opcode     = Signal(8)           # Of the command in flight.
+        self.cid        = Signal(16)
         self.head       = Signal(max=ADMIN_ENTRIES)
         self.phase      = Signal()
         self.arm        = Signal()            # Pulse: a command is submitted (cqe cleared).
         self.cqe        = Signal()            # Its completion entry arrived.
-        self.cqe_dw0    = Signal(32)
         self.cqe_status = Signal(15)
         self.clear      = Signal()            # Pulse: forget the Identify fields.
         self.b0   = Signal(64)                # Identify bytes 0..7 (NSZE / the first NSID).
@@ -233,15 +234,20 @@ class _AdminWindow(LiteXModule):
         self.sqes = Signal(8)
         self.cqes = Signal(8)
         self.flbas = Signal(8)
-        self.lbads = [Signal(8, name=f"lbads{i}") for i in range(ID_NS_LBAFS)]
+        # Per LBA format: its LBADS is 9..12 (``lbaf_ok``) and LBADS - 9 (``lbaf_shift``).
+        self.lbaf_ok    = Signal(ID_NS_LBAFS)
+        self.lbaf_shift = [Signal(2, name=f"lbaf_shift{i}") for i in range(ID_NS_LBAFS)]
 
         # # #
 
         # Submission queue entry of the command in flight, read beat by beat (sync read).
+        nsid, prp1, cdw10, cdw11 = Signal(32), Signal(32), Signal(32), Signal(32)
+        self.comb += Case(self.command, {i: [self.opcode.eq(op), nsid.eq(ns), prp1.eq(prp), cdw10.eq(c10),
+            cdw11.eq(c11)] for i, (op, ns, prp, c10, c11) in enumerate(commands)})
         sqe = Cat(self.opcode, Constant(0, 8), self.cid,             # CDW0
-            self.nsid, Constant(0, 32*4),                            # NSID, CDW2-3, MPTR
-            self.prp1, Constant(0, 32*3),                            # PRP1, PRP2
-            self.cdw10, self.cdw11, Constant(0, 32*4))               # CDW10-15
+            nsid, Constant(0, 32*4),                                 # NSID, CDW2-3, MPTR
+            prp1, Constant(0, 32*3),                                 # PRP1, PRP2
+            cdw10, cdw11, Constant(0, 32*4))                         # CDW10-15
         sqe_beats = max(1, NVME_SQE_BYTES//bb)
         if sqe_beats > 1:
             sel = Signal(log2_int(sqe_beats))
@@ -254,48 +260,48 @@ class _AdminWindow(LiteXModule):
         wr = window.wr
         self.comb += wr.ready.eq(1)
 
-        def byte_at(offset, reg, lsb=0):
-            """reg[lsb:lsb+8] <- the byte at window ``offset`` when a write carries it."""
+        def byte_at(offset, *assignments):
+            """``assignments(byte)`` when a write carries the byte at window ``offset``."""
             beat, lane = divmod(offset, bb)
-            return If(wr.valid & (wr.adr == beat) & wr.be[lane],
-                reg[lsb:lsb + 8].eq(wr.dat[8*lane:8*lane + 8]))
+            b = wr.dat[8*lane:8*lane + 8]
+            return If(wr.valid & (wr.adr == beat) & wr.be[lane], *[f(b) for f in assignments])
 
-        captures = [byte_at(ADMIN_BUF + ID_NS_NSZE + i, self.b0, 8*i) for i in range(8)]
+        def into(reg, lsb=0):
+            return lambda b: reg[lsb:lsb + 8].eq(b)
+
+        captures = [byte_at(ADMIN_BUF + ID_NS_NSZE + i, into(self.b0, 8*i)) for i in range(8)]
         captures += [
-            byte_at(ADMIN_BUF + ID_CTRL_MDTS, self.mdts),
-            byte_at(ADMIN_BUF + ID_CTRL_SQES, self.sqes),
-            byte_at(ADMIN_BUF + ID_CTRL_CQES, self.cqes),
-            byte_at(ADMIN_BUF + ID_NS_FLBAS,  self.flbas),
+            byte_at(ADMIN_BUF + ID_CTRL_MDTS, into(self.mdts)),
+            byte_at(ADMIN_BUF + ID_CTRL_SQES, into(self.sqes)),
+            byte_at(ADMIN_BUF + ID_CTRL_CQES, into(self.cqes)),
+            byte_at(ADMIN_BUF + ID_NS_FLBAS,  into(self.flbas)),
         ]
-        captures += [byte_at(ADMIN_BUF + ID_NS_LBAF + 4*i + 2, self.lbads[i]) for i in range(ID_NS_LBAFS)]
+        captures += [byte_at(ADMIN_BUF + ID_NS_LBAF + 4*i + 2,
+            lambda b, i=i: self.lbaf_ok[i].eq((b >= NVME_LBA_SHIFT_MIN) & (b <= NVME_LBA_SHIFT_MAX)),
+            lambda b, i=i: self.lbaf_shift[i].eq(b - NVME_LBA_SHIFT_MIN)) for i in range(ID_NS_LBAFS)]
         self.sync += If(self.clear,
-            *[r.eq(0) for r in [self.b0, self.mdts, self.sqes, self.cqes, self.flbas] + self.lbads]
+            *[r.eq(0) for r in [self.b0, self.mdts, self.sqes, self.cqes, self.flbas, self.lbaf_ok]]
         ).Else(*captures)
 
-        # Completion entry at the head: DW0 (command specific) and DW3 (CID, phase, status).
+        # Completion entry at the head: DW3 (CID, phase, status).
         per_beat = bb//NVME_CQE_BYTES                   # Entries in a beat (1, 2 or 4).
         slot_bits = log2_int(per_beat) if per_beat > 1 else 0
         head_beat = Signal(max=max(ADMIN_ENTRIES//per_beat, 2))
         self.comb += head_beat.eq(self.head[slot_bits:] if slot_bits else self.head)
         slot = self.head[:slot_bits] if slot_bits else Constant(0, 1)
         hit  = Signal()
-        dw0, dw3, be0, be3 = Signal(32), Signal(32), Signal(), Signal()
+        dw3, be3 = Signal(32), Signal()
         self.comb += [
             hit.eq(wr.valid & (wr.adr == (ADMIN_ACQ//bb) + head_beat)),
-            Case(slot, {s: [
-                dw0.eq(wr.dat[128*s:128*s + 32]),       be0.eq(wr.be[16*s]),
-                dw3.eq(wr.dat[128*s + 96:128*s + 128]), be3.eq(wr.be[16*s + 12]),
-            ] for s in range(per_beat)}),
+            Case(slot, {s: [dw3.eq(wr.dat[128*s + 96:128*s + 128]), be3.eq(wr.be[16*s + 12])]
+                for s in range(per_beat)}),
         ]
-        self.sync += [
-            If(hit & be0 & ~self.cqe, self.cqe_dw0.eq(dw0)),
-            If(self.arm,
-                self.cqe.eq(0)
-            ).Elif(hit & be3 & (dw3[16] == self.phase) & (dw3[:16] == self.cid),
-                self.cqe.eq(1),
-                self.cqe_status.eq(dw3[17:32]),
-            ),
-        ]
+        self.sync += If(self.arm,
+            self.cqe.eq(0)
+        ).Elif(hit & be3 & (dw3[16] == self.phase) & (dw3[:16] == self.cid),
+            self.cqe.eq(1),
+            self.cqe_status.eq(dw3[17:32]),
+        )
 
 # NVMe Bring-Up ------------------------------------------------------------------------------------
 
@@ -393,7 +399,22 @@ class NVMeBringUp(LiteXModule):
         self.sync += If(timer_clear, elapsed.eq(0)).Elif(tick_ms & ~elapsed[-1], elapsed.eq(elapsed + 1))
 
         self.acc  = acc  = _RequesterAccess(rc.requester, tick_ms)
-        self.adm  = adm  = _AdminWindow(window)
+
+        # The admin commands: (state, opcode, NSID, PRP1, CDW10, CDW11, the state after it).
+        buf    = admin_base + ADMIN_BUF
+        qcdw10 = Signal(32)
+        self.comb += qcdw10.eq(Cat(Constant(1, 16), self.qsize - 1))   # QID 1, QSIZE (0's based).
+        commands = [
+            ("IDENTIFY-CONTROLLER", ADMIN_IDENTIFY, 0, buf, CNS_CONTROLLER, 0, "CHECK-CONTROLLER"),
+            ("IDENTIFY-NS-LIST",    ADMIN_IDENTIFY, 0, buf, CNS_ACTIVE_NAMESPACES, 0, "CHECK-NS-LIST"),
+            ("IDENTIFY-NAMESPACE",  ADMIN_IDENTIFY, self.nsid, buf, CNS_NAMESPACE, 0, "CHECK-NAMESPACE"),
+            ("SET-QUEUES",          ADMIN_SET_FEATURES, 0, 0, FEATURE_NUMBER_OF_QUEUES, 0, "CREATE-CQ"),
+            ("CREATE-CQ",           ADMIN_CREATE_CQ, 0, engine.cq_window.base, qcdw10, 1, "CREATE-SQ"),   # PC = 1, IEN = 0.
+            ("CREATE-SQ",           ADMIN_CREATE_SQ, 0, engine.sq_window.base, qcdw10, (1 << 16) | 1,   # CQID 1, PC = 1.
+                "START-ENGINE"),
+        ]
+        self.adm  = adm  = _AdminWindow(window, [c[1:6] for c in commands])
+        self.comb += self.nsze.eq(adm.b0)       # (NSZE stays there once the namespace was identified.)
 
         # Port state.
         perst     = Signal(reset=1)
@@ -426,7 +447,6 @@ class NVMeBringUp(LiteXModule):
         self.comb += tail_next.eq(sq_tail + 1)
         blocks_log2 = Signal(5)                   # Blocks of the largest transfer, log2.
         self.comb += blocks_log2.eq(self.xfer_log2 - self.lba_shift)
-        cont     = Signal(3)                      # Continuation of the admin command in flight.
         bar0     = bar_base
 
         # The queue engine's configuration (held while it runs).
@@ -475,13 +495,6 @@ class NVMeBringUp(LiteXModule):
         reg = lambda off: bar0 + off
         lo  = acc.rdata[:32]
 
-        # Admin command: the calling state sets the entry's fields, `cont` and goes to ADMIN-SUBMIT.
-        continuations = []
-        def admin(opcode, then, nsid=0, prp1=0, cdw10=0, cdw11=0, capture=False):
-            continuations.append(then)
-            return [NextValue(adm.opcode, opcode), NextValue(adm.nsid, nsid), NextValue(adm.prp1, prp1),
-                NextValue(adm.cdw10, cdw10), NextValue(adm.cdw11, cdw11),
-                NextValue(cont, len(continuations) - 1), adm.clear.eq(capture), NextState("ADMIN-SUBMIT")]
 
         fsm.act("RESET", goto("QUIESCE") if autostart else goto("IDLE"))
         state("IDLE", "IDLE")
@@ -628,7 +641,7 @@ class NVMeBringUp(LiteXModule):
             NextValue(dstrd, cap[32:36]),
             NextValue(rdy_ms, Mux(to_ms < self.timeout_ms, to_ms, self.timeout_ms)),
             NextValue(self.qsize, Mux(cap[:16] < entries - 1, cap[:16] + 1, entries)),
-            If((cap[:32] == 0xffffffff) & (cap[32:] == 0xffffffff),
+            If(cap[:32] == 0xffffffff,
                 *fail("PCIE", 0xffff)
             ).Elif(cap[48:52] != 0,
                 *fail("UNSUPPORTED", cap[48:52])
@@ -704,9 +717,12 @@ class NVMeBringUp(LiteXModule):
         )
 
         # Admin commands ---------------------------------------------------------------------------
-        buf = admin_base + ADMIN_BUF
-        state("IDENTIFY-CONTROLLER", "IDENTIFY-CONTROLLER",
-            admin(ADMIN_IDENTIFY, "CHECK-CONTROLLER", prp1=buf, cdw10=CNS_CONTROLLER, capture=True))
+        for i, (name, opcode, *_) in enumerate(commands):
+            state(name, name,
+                NextValue(adm.command, i),
+                adm.clear.eq(opcode == ADMIN_IDENTIFY),
+                NextState("ADMIN-SUBMIT")
+            )
         state("CHECK-CONTROLLER", "IDENTIFY-CONTROLLER",
             NextValue(self.mdts, adm.mdts),
             # Commands up to MDTS and one PRP list page (NVME_MAX_TRANSFER).
@@ -720,8 +736,6 @@ class NVMeBringUp(LiteXModule):
                 goto("IDENTIFY-NS-LIST")
             )
         )
-        state("IDENTIFY-NS-LIST", "IDENTIFY-NS-LIST",
-            admin(ADMIN_IDENTIFY, "CHECK-NS-LIST", prp1=buf, cdw10=CNS_ACTIVE_NAMESPACES, capture=True))
         state("CHECK-NS-LIST", "IDENTIFY-NS-LIST",
             NextValue(self.nsid, adm.b0[:32]),
             If(adm.b0[:32] == 0,
@@ -730,31 +744,17 @@ class NVMeBringUp(LiteXModule):
                 goto("IDENTIFY-NAMESPACE")
             )
         )
-        state("IDENTIFY-NAMESPACE", "IDENTIFY-NAMESPACE",
-            admin(ADMIN_IDENTIFY, "CHECK-NAMESPACE", nsid=self.nsid, prp1=buf, cdw10=CNS_NAMESPACE,
-                capture=True))
-        lbads = Signal(8)
-        self.comb += lbads.eq(Array(adm.lbads)[adm.flbas[:4]])
+        flbas = adm.flbas[:4]
         state("CHECK-NAMESPACE", "IDENTIFY-NAMESPACE",
-            NextValue(self.nsze, adm.b0),
-            NextValue(self.lba_shift, lbads),
-            If((lbads < NVME_LBA_SHIFT_MIN) | (lbads > NVME_LBA_SHIFT_MAX),
-                *fail("UNSUPPORTED", lbads)
+            NextValue(self.lba_shift, NVME_LBA_SHIFT_MIN + Array(adm.lbaf_shift)[flbas]),
+            If(~Array(adm.lbaf_ok[i] for i in range(ID_NS_LBAFS))[flbas],
+                *fail("UNSUPPORTED", Cat(flbas, Constant(1, 1)))      # 0x10 | the LBA format.
             ).Elif(adm.b0 == 0,
                 *fail("UNSUPPORTED", 0)
             ).Else(
                 goto("SET-QUEUES")
             )
         )
-        state("SET-QUEUES", "SET-QUEUES",
-            admin(ADMIN_SET_FEATURES, "CREATE-CQ", cdw10=FEATURE_NUMBER_OF_QUEUES, cdw11=0))
-        qcdw10 = Cat(Constant(1, 16), self.qsize - 1)                  # QID 1, QSIZE (0's based).
-        state("CREATE-CQ", "CREATE-CQ",
-            admin(ADMIN_CREATE_CQ, "CREATE-SQ", prp1=engine.cq_window.base, cdw10=qcdw10,
-                cdw11=1))                                               # PC = 1, IEN = 0.
-        state("CREATE-SQ", "CREATE-SQ",
-            admin(ADMIN_CREATE_SQ, "START-ENGINE", prp1=engine.sq_window.base, cdw10=qcdw10,
-                cdw11=(1 << 16) | 1))                                   # CQID 1, PC = 1.
 
         # One admin command: SQ tail doorbell, its completion (or the timeout), CQ head doorbell.
         fsm.act("ADMIN-SUBMIT",
@@ -778,7 +778,7 @@ class NVMeBringUp(LiteXModule):
                 If(adm.cqe_status != 0,
                     *fail("ADMIN-STATUS", adm.cqe_status)
                 ).Else(
-                    Case(cont, {i: goto(s) for i, s in enumerate(continuations)})
+                    Case(adm.command, {i: goto(c[-1]) for i, c in enumerate(commands)})
                 )
             )
         )
