@@ -552,3 +552,15 @@ def test_bringup_parameter_checks():
         NVMeBringUp(rc, eng, 200e6, admin_base=ADMIN, bar_base=BAR, engine_timeout_ms=50000)
     with pytest.raises(ValueError, match="data_width=64"):
         NVMeBringUp(RCStandIn(64), eng, SYS_CLK, admin_base=ADMIN, bar_base=BAR)
+
+def test_bringup_doc_lists_steps_and_codes():
+    """doc/core.md's tables name every step and error code with its number."""
+    import os, re
+    from literecorder.cores.nvme.bringup import STEPS, ERRORS
+    from literecorder.cores.recorder.job import JOB_CODES
+    doc = open(os.path.join(os.path.dirname(__file__), "..", "doc", "core.md")).read()
+    steps  = re.findall(r"^\| (\d+) \| ([A-Z-]+) \|", doc, re.M)
+    assert steps[:len(STEPS) + len(ERRORS)] == [(str(i), n) for i, (n, _) in enumerate(STEPS)] + \
+        [(str(i), n) for i, (n, _, _) in enumerate(ERRORS)]
+    verdicts = re.findall(r"^\| (\d+) \| ([A-Z-]+): ", doc, re.M)
+    assert verdicts == [(str(i), n) for i, (n, _) in enumerate(JOB_CODES)]

@@ -142,7 +142,7 @@ ERRORS = [
     ("NOT-NVME",      "the function is not an NVM Express controller", "class code 23:8"),
     ("PCIE",          "a configuration or memory request failed", "requester status (1 UR, 2 CRS, 3 CA, 4 timeout, 5 poisoned, 6 malformed), 0xffff: a register read all ones"),
     ("BAR",           "BAR0 is not a memory BAR of 16 B .. the port's window", "BAR0 as sized"),
-    ("UNSUPPORTED",   "the controller cannot be used: CAP.MPSMIN > 4 KiB, SQES/CQES without 64/16-byte entries, no active namespace, LBA size outside 512 B .. 4 KiB, namespace size 0", "the offending field"),
+    ("UNSUPPORTED",   "the controller cannot be used: CAP.MPSMIN > 4 KiB, SQES/CQES without 64/16-byte entries, no active namespace, LBA size outside 512 B .. 4 KiB, namespace size 0", "the offending field (CAP.MPSMIN, SQES, CQES; 0x10 | the LBA format index; 0)"),
     ("NOT-READY",     "CSTS.RDY did not follow CC.EN within min(CAP.TO, timeout_ms)", "CSTS"),
     ("FATAL",         "controller fatal status (CSTS.CFS)", "CSTS"),
     ("ADMIN-TIMEOUT", "an admin command got no completion within timeout_ms", "command opcode"),
