@@ -36,15 +36,16 @@ from litex.soc.integration.soc_core import SoCCore
 from litedram.core.controller import ControllerSettings
 
 from literecorder.soc.recorder import (RecorderConfig, RECORDER_SLOTS, RECORDER_BUFFER_DEFAULT,
-    RECORDER_STAGING_DEFAULT, PCIE_SRAM_BASE, PCIE_PORT_STRIDE, PCIE_BAR_BASE, NVME_QUEUE_BASE, add_recorder,
-    dram_window)
+    RECORDER_STAGING_DEFAULT, PCIE_SRAM_BASE, PCIE_PORT_STRIDE, PCIE_BAR_BASE, NVME_QUEUE_BASE, NVME_ENTRIES,
+    add_recorder, dram_window)
 
-#: Queue entries of each engine of the CPU-less core: QD up to 63 (the recorder keeps 32 per SSD).
-CORELESS_NVME_ENTRIES = 64
+# Queue entries of each engine: the LiteX SoC's (QD up to 511; the recorder keeps 32 per SSD). Its
+# queue memories are block RAM; at 64 entries they would fall into LUTRAM and cost more logic
+# (doc/core.md, Size).
 
 # Integration --------------------------------------------------------------------------------------
 
-def add_coreless_nvme_port(soc, index, phy, sys_clk_freq, entries=CORELESS_NVME_ENTRIES, autostart=True):
+def add_coreless_nvme_port(soc, index, phy, sys_clk_freq, entries=NVME_ENTRIES, autostart=True):
     """A root port ``index`` brought up in RTL: the root complex on ``phy`` (``pcie<index>``), its
     DRAM window, the NVMe queue engine (``nvme<index>``: ``NVMeHost`` without the benchmark, its
     request source the recorder for good) and its bring-up sequencer (``bringup<index>``, with
@@ -116,10 +117,10 @@ class LiteRecorderCorelessSoC(SoCCore):
     n_ssds, pcie_data_width, chunk_size, ring_slots, staging :
         As ``LiteRecorderSoC`` (``chunk_size``: the on-chip slots' unit; a job chooses its chunk).
     nvme_entries : int
-        Queue entries of each engine (``CORELESS_NVME_ENTRIES``: QD up to 63).
+        Queue entries of each engine (``NVME_ENTRIES``: QD up to 511).
     """
     def __init__(self, platform, sys_clk_freq, ident, n_ssds=1, pcie_data_width=256, chunk_size=128*1024,
-        ring_slots=RECORDER_SLOTS, staging=RECORDER_STAGING_DEFAULT, nvme_entries=CORELESS_NVME_ENTRIES,
+        ring_slots=RECORDER_SLOTS, staging=RECORDER_STAGING_DEFAULT, nvme_entries=NVME_ENTRIES,
         **kwargs):
         self.recorder_config = RecorderConfig(sys_clk_freq, n_ssds, pcie_data_width, chunk_size)
         if not (isinstance(ring_slots, int) and 2 <= ring_slots <= RECORDER_SLOTS and

@@ -10,7 +10,7 @@
     .venv/bin/python test/bench_coreless_synth.py [--out build/synth_coreless] [--widths 256]
                                                   [--blocks ...] [--entries 64]
 
-  coreless       RCRootComplex + NVMeQueueEngine (``--entries``, default 64: QD up to 63) +
+  coreless       RCRootComplex + NVMeQueueEngine (``--entries``, default 512 as the SoC: QD up to 511) +
                  NVMeBringUp, as soc/coreless_soc.py builds a port: the requester driven by the
                  sequencer (no CPU port, no counters), no benchmark, no CPU request FIFO, the windows
                  of the engine (SQ, CQ, PRP) and the admin window; the data window (LiteDRAM in the
@@ -169,7 +169,7 @@ def main():
         "build", "synth_coreless"))
     ap.add_argument("--widths", default="256")
     ap.add_argument("--blocks", default=",".join(BLOCKS))
-    ap.add_argument("--entries", type=int, default=64)
+    ap.add_argument("--entries", type=int, default=512)
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--yosys", default="yosys")
     a = ap.parse_args()

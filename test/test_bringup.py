@@ -564,3 +564,12 @@ def test_bringup_doc_lists_steps_and_codes():
         [(str(i), n) for i, (n, _, _) in enumerate(ERRORS)]
     verdicts = re.findall(r"^\| (\d+) \| ([A-Z-]+): ", doc, re.M)
     assert verdicts == [(str(i), n) for i, (n, _) in enumerate(JOB_CODES)]
+
+def test_coreless_soc_parameter_checks():
+    from literecorder.soc.coreless_soc import LiteRecorderCorelessSimSoC
+    with pytest.raises(ValueError, match="ring_slots=3: a power of two from 2 to 4096"):
+        LiteRecorderCorelessSimSoC(ring_slots=3)
+    with pytest.raises(ValueError, match="n_ssds=9: between 1 and 8"):
+        LiteRecorderCorelessSimSoC(n_ssds=9)
+    with pytest.raises(ValueError, match="pcie_data_width=64: allowed are 128, 256, 512"):
+        LiteRecorderCorelessSimSoC(pcie_data_width=64)

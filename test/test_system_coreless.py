@@ -78,9 +78,9 @@ def check_identity(s, port, nsze, lba_shift, mdts=9, xfer_log2=21):
     assert s.reg(f"bringup{port}_vendor_device") == 0x51001EE7
     assert (s.reg(f"bringup{port}_nsid"), s.reg(f"bringup{port}_nsze"), s.reg(f"bringup{port}_lba_shift")) == \
         (1, nsze, lba_shift)
-    # MDTS (9: 2 MiB), 64-entry engine (MQES 1023), MPS 256 B (the drive's; the root port allows 512).
+    # MDTS (9: 2 MiB), 512-entry engine (MQES 1023), MPS 256 B (the drive's; the root port allows 512).
     assert (s.reg(f"bringup{port}_mdts"), s.reg(f"bringup{port}_xfer_log2"), s.reg(f"bringup{port}_qsize"),
-        s.reg(f"bringup{port}_mps_log2")) == (mdts, xfer_log2, 64, 8)
+        s.reg(f"bringup{port}_mps_log2")) == (mdts, xfer_log2, 512, 8)
 
 def record_replay(s, mask, nbytes, seed, first_lba=0):
     """Records ``nbytes`` of the pattern on the ports of ``mask``, replays them through the checker;
