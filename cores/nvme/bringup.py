@@ -783,7 +783,7 @@ class NVMeBringUp(LiteXModule):
             )
         )
 
-        # The queue engine ---------------------------------------------------------------------------
+        # The queue engine -------------------------------------------------------------------------
         state("START-ENGINE", "ENGINE",
             NextValue(engine_en, 1),
             wait_from_now(),

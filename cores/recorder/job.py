@@ -262,7 +262,7 @@ class RecorderJob(LiteXModule):
         # A start while a start is being checked is refused too (the verdict stays that of the first).
         self.sync += If(self.start & ~fsm.ongoing("IDLE"), self.refused.eq(self.refused + 1))
 
-        # The recorder ---------------------------------------------------------------------------------
+        # The recorder -----------------------------------------------------------------------------
         self.comb += [
             rec.direction.eq(direction), rec.mode.eq(MODE_FIXED),
             rec.end_on_last.eq(flags[0]), rec.drop.eq(flags[1]), rec.flush_after.eq(flags[2]),
