@@ -184,7 +184,7 @@ def _user_stream(name, ep):
 def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay_cd="sys",
     control_cd=None, with_test_streams=True, slots=RECORDER_SLOTS, fifo_depth=32,
     buffer_default=RECORDER_BUFFER_DEFAULT, control=None, staging=RECORDER_STAGING_DEFAULT,
-    staging_ram="block", chunk_size=128*1024):
+    staging_ram="block", chunk_size=128*1024, with_job_csr=True):
     """Adds the recorder datapath (``cores.recorder``) between data streams and the NVMe hosts
     ``nvme0`` .. ``nvme<n_ports-1>`` (call after ``add_nvme_port``).
 
@@ -217,6 +217,9 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
         "block" (block RAM) or "ultra" (UltraRAM, UltraScale+ parts).
     chunk_size : int
         The build's chunk (bytes): ``staging // chunk_size`` slots per port.
+    with_job_csr : bool
+        The job's configuration and start/stop/abort registers (``RecorderCore.add_csr``); False:
+        the caller drives them (the CPU-less core's ``RecorderJob``), the status registers stay.
 
     The DRAM ring starts at the DRAM window (``dram_window``), an address fixed in the hardware.
 
@@ -290,7 +293,7 @@ def add_recorder(soc, n_ports, record=None, record_cd="sys", replay=None, replay
         n_inputs=max(len(rec_ports), 1), n_outputs=max(len(play_ports), 1),
         staging=banks, staging_slots=staging//chunk_size if staging else 0,
         ring_word=offset//(dw//8), ring_bus=ring_bus)
-    rec.add_csr()
+    rec.add_csr(control=with_job_csr)
     soc.recorder = rec
     if with_test_streams:
         soc.comb += streams.run.eq(rec.restart)

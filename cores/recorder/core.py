@@ -641,7 +641,8 @@ class RecorderCore(LiteXModule):
 
     # CSRs -----------------------------------------------------------------------------------------
 
-    def add_csr(self):
+    def _add_control_csr(self):
+        """The job's configuration and pulses, the drop log's index (``add_csr``)."""
         n_inputs, n_outputs = len(self.inputs), len(self.outputs)
         # Pulses apart from the configuration (as LiteDRAM's BIST): a pulse is one write of `control`,
         # the configuration is written once per run and held.
@@ -711,6 +712,21 @@ class RecorderCore(LiteXModule):
             storage("onchip_slots", self.onchip_slots, f"On-chip slots used in each port's staging bank "
                 f"(0..{self.staging_slots}; 0: the DRAM ring only).", self.staging_slots)
         storage("log_index",    self.acct.log_index, "Drop log: entry to read (``log_pos``/``log_len``).")
+
+    def add_csr(self, control=True):
+        """The recorder's registers. ``control=False``: the job's configuration and its start/stop/
+        abort/trigger/arm pulses are driven by another block (the CPU-less core's ``RecorderJob``,
+        cores/recorder/job.py); ``control`` keeps only ``snapshot``; the status, counters and drop
+        log are the same."""
+        if control:
+            self._add_control_csr()
+        else:
+            self._control = CSRStorage(description="Recorder snapshot (the job is started by ``job``).", fields=[
+                CSRField("snapshot", size=1, offset=4, pulse=True, description="Copy the accounting counters (``snap_*``) in one cycle."),
+            ])
+            self.comb += self.acct.snapshot.eq(self._control.fields.snapshot)
+            csr_storage(self, "log_index", self.acct.log_index, "Drop log: entry to read (``log_pos``/``log_len``).")
+        status = functools.partial(csr_status, self)
         self._status = CSRStatus(description="Recorder status.", fields=[
             CSRField("busy",      size=1, offset=0, description="Checking, recording or replaying."),
             CSRField("done",      size=1, offset=1, description="Finished since the last start (or arm)."),

@@ -26,6 +26,8 @@ OPT        ?= -O2
 VFLAGS     ?=
 PGO        ?=
 PGO_DIR    ?= $(abspath pgo)
+# LiteX's own simulation modules to build (the CPU-less core's register bridge needs serial2tcp).
+LITEX_MODULES ?= serial2console clocker
 
 # LiteX's simulation core (C), compiled once per build directory.
 CORE_SRCS  := $(wildcard $(SRC_DIR)/*.c)
@@ -49,7 +51,7 @@ $(OBJ_DIR)/%.o: $(SRC_DIR)/%.c
 
 modules:
 	mkdir -p modules
-	$(MAKE) -C modules -f $(SRC_DIR)/modules/Makefile MODULES="serial2console clocker"
+	$(MAKE) -C modules -f $(SRC_DIR)/modules/Makefile MODULES="$(LITEX_MODULES)"
 
 sim: $(CORE_OBJS)
 	verilator --cc $(VSRCS) --exe --top-module sim -O3 $(VFLAGS) $(TRACE_ARGS) $(THREAD_ARGS) \
