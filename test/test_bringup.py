@@ -44,6 +44,7 @@ class _PHY:
     def __init__(self, dw):
         self.data_width   = dw
         self.root_mps_cap = 512
+        self.max_payload_size = 512
         self.link_up      = Signal()
         self.ltssm        = Signal(6)
         self.perst        = Signal(reset=1)

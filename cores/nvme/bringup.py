@@ -313,7 +313,7 @@ class NVMeBringUp(LiteXModule):
     ----------
     rc : RCRootComplex
         The port's root complex: its requester (driven here instead of ``add_csr``'s CPU port), its
-        completer's ``enable``/``mps_log2``, its PHY's ``link_up``/``perst``/``root_mps_cap``, and
+        completer's ``enable``/``mps_log2``, its PHY's ``link_up``/``perst``/``max_payload_size``, and
         the admin window it hands out.
     engine : NVMeQueueEngine
         The port's queue engine: its configuration (``ENGINE_CONFIG``) and ``enable`` are driven
@@ -353,7 +353,7 @@ class NVMeBringUp(LiteXModule):
         if not (0 < engine_timeout < 2**32):
             raise ValueError(f"NVMeBringUp: engine_timeout_ms={engine_timeout_ms}: 1 ms .. "
                 f"{(2**32 - 1)//cycles_per_ms} ms at {sys_clk_freq/1e6:g} MHz (a 32-bit cycle count)")
-        root_mps_code = log2_int(rc.phy.root_mps_cap) - 7
+        root_mps_code = log2_int(rc.phy.max_payload_size) - 7   # The MPS the root port accepts.
         entries = engine.entries
         qbits   = log2_int(entries) + 1
 
